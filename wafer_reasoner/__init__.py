@@ -1,0 +1,1 @@
+"""wafer_reasoner: language-driven high-level reasoning for ROS 2 robots."""

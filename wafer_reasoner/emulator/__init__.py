@@ -1,0 +1,1 @@
+"""The wafer-scale timing emulator (hardware profiles, target models, timing model)."""
