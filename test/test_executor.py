@@ -193,6 +193,14 @@ def test_manipulator_status_outside_an_arm_step_is_ignored():
     assert executor.state is ExecutorState.RUNNING
 
 
+def test_arm_result_after_stop_is_ignored():
+    executor = make_executor()
+    start_at_cup(executor)
+    executor.stop(1.0)
+    assert executor.on_manipulator_status("succeeded", 2.0) == []
+    assert (executor.state, executor.holding) == (ExecutorState.PREEMPTED, "")
+
+
 def test_picking_the_held_object_is_skipped():
     executor = make_executor()
     commands = start_at_cup(executor, "pick(obj:cup_1)", holding="cup_1")
