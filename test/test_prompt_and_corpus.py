@@ -1,0 +1,107 @@
+"""Prompt layout, tokenizer and the corpus's reference planner (the contract the model learns)."""
+
+import random
+
+import pytest
+
+from wafer_reasoner.engine.prompt import (
+    SLOT_TOKENS,
+    Tokenizer,
+    build_prompt,
+    mention_order,
+    plan_to_tokens,
+    tokens_to_plan,
+    utterance_words,
+)
+from wafer_reasoner.planner.language import parse_plan
+from wafer_reasoner.planner.scene import NamedPlace, Person, RobotPose, Scene, SceneObject
+from wafer_reasoner.training.corpus import Expression, reference_plan, sample_example
+from wafer_reasoner.training.vocab import build_tokenizer
+
+
+def room(**kwargs) -> Scene:
+    objects = (
+        SceneObject("cup_red", "cup", "red", 2.0, 0.0),
+        SceneObject("cup_blue", "cup", "blue", 4.0, 0.0),
+        SceneObject("table_1", "table", "", 4.5, 0.5),
+        SceneObject("book_1", "book", "", -3.0, 0.0),
+    )
+    defaults = dict(objects=objects, people=(Person("user", 0.0, -2.0),), places=(NamedPlace("kitchen", 5, 5),),
+                    robot=RobotPose(0.0, 0.0, 0.0))
+    return Scene(**{**defaults, **kwargs})
+
+
+def test_words_and_digits():
+    assert utterance_words("Turn LEFT 90 degrees, please!") == ["turn", "left", "9", "0", "degrees", "please"]
+
+
+def test_longer_label_wins_the_mention():
+    words = utterance_words("bring me the coffee mug then the cup")
+    assert mention_order(words, ["mug", "coffee_mug", "cup", "book"]) == {"coffee_mug": 1, "cup": 2}
+
+
+def test_prompt_lists_objects_nearest_first_with_tags():
+    prompt = build_prompt(room(), "bring me the red cup")
+    assert prompt.slot_ids == ("cup_red", "book_1", "cup_blue", "table_1")
+    text = " ".join(prompt.tokens)
+    assert "@1 red cup <o0>" in text
+    assert "blue cup near table <o2>" in text
+    assert prompt.tokens[-1] == "<plan>"
+
+
+def test_plan_tokens_round_trip_through_slots():
+    prompt = build_prompt(room(), "put the red cup in the kitchen")
+    plan = "navigate(obj:cup_red); pick(obj:cup_red); navigate(place:kitchen); place(obj:cup_red, place:kitchen)"
+    tokens = plan_to_tokens(plan, prompt)
+    assert SLOT_TOKENS[0] in tokens and "cup_red" not in tokens
+    assert tokens_to_plan(tokens, prompt) == plan
+
+
+def test_plan_with_an_object_outside_the_prompt_cannot_be_encoded():
+    with pytest.raises(ValueError):
+        plan_to_tokens("pick(obj:ghost)", build_prompt(room(), "pick up the ghost"))
+
+
+def test_tokenizer_rejects_an_incomplete_vocabulary():
+    with pytest.raises(ValueError, match="lacks"):
+        Tokenizer(["<pad>", "<bos>"])
+
+
+@pytest.mark.parametrize(
+    "expression, clauses_intent, expected",
+    [
+        (Expression("cup", color="red"), "bring",
+         "navigate(obj:cup_red); pick(obj:cup_red); navigate(person:user); handover(obj:cup_red, person:user)"),
+        (Expression("cup"), "bring", "clarify(ambiguous:cup)"),
+        (Expression("cup", superlative="farthest"), "pick", "navigate(obj:cup_blue); pick(obj:cup_blue)"),
+        (Expression("cup", superlative="nearest"), "go_object", "navigate(obj:cup_red)"),
+        (Expression("cup", near_label="table"), "go_object", "navigate(obj:cup_blue)"),
+        (Expression("cup", color="green"), "pick", "clarify(not_found:cup)"),
+        (Expression("stapler"), "pick", "clarify(not_found:stapler)"),
+    ],
+)
+def test_reference_planner_follows_the_grounding_contract(expression, clauses_intent, expected):
+    assert reference_plan(room(), [{"intent": clauses_intent, "o": expression}]) == expected
+
+
+def test_put_skips_the_pick_when_the_object_is_already_held():
+    plan = reference_plan(room(holding="cup_red"), [{"intent": "put", "o": Expression("cup", color="red"), "d": "kitchen"}])
+    assert plan == "navigate(place:kitchen); place(obj:cup_red, place:kitchen)"
+
+
+def test_a_clarify_anywhere_makes_the_whole_plan_a_clarify():
+    clauses = [{"intent": "go_place", "p": "kitchen"}, {"intent": "bring", "o": Expression("cup")}]
+    assert reference_plan(room(), clauses) == "clarify(ambiguous:cup)"
+
+
+def test_generated_examples_parse_and_encode_without_unknown_words():
+    tokenizer = build_tokenizer()
+    rng = random.Random(5)
+    for split in (0, 1):
+        for _ in range(300):
+            example = sample_example(rng, split)
+            parse_plan(example["plan"])
+            prompt = build_prompt(example["scene"], example["say"])
+            tokens = list(prompt.tokens) + plan_to_tokens(example["plan"], prompt)
+            assert all(tokenizer.id(t) != tokenizer.unk_id for t in tokens), example["say"]
+            assert tokens_to_plan(plan_to_tokens(example["plan"], prompt), prompt) == example["plan"]

@@ -1,0 +1,130 @@
+"""Engine v0: the shipped ONNX planner run in-process with onnxruntime and a KV cache.
+
+The session is created once (weights stay resident); each query runs one prefill over the prompt and then one
+decode step per generated token, feeding back the ``present.*`` tensors as ``past_key_values.*``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from wafer_reasoner.engine.prompt import EOS, Prompt, Tokenizer, build_prompt, tokens_to_plan
+
+DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "models"
+MODEL_FILE = "planner.onnx"
+MAX_NEW_TOKENS = 64
+
+
+class ModelLoadError(RuntimeError):
+    """The model folder is missing, incomplete or corrupt; the message names the path and the fix."""
+
+
+@dataclass(frozen=True)
+class Generation:
+    text: str  # plan text with real scene ids (may be unparseable: the verifier decides)
+    tokens: int  # generated tokens, <eos> included
+    prefill_ms: float
+    decode_ms: float
+    total_ms: float  # prompt building + prefill + decode, host wall time
+    tokens_per_s: float  # generated tokens / (prefill + decode) time
+    prompt_tokens: int = 0
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ModelLoadError(f"cannot read {path}: {error}. Reinstall the package or run `make train`.") from None
+
+
+class PlannerModel:
+    """Loads ``planner.onnx`` + ``genai_config.json`` + ``tokenizer.json`` from one folder, once."""
+
+    def __init__(self, model_dir=None, *, threads: int = 1, max_new_tokens: int = MAX_NEW_TOKENS):
+        import onnxruntime as ort  # imported here so the pure modules stay importable without it
+
+        folder = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
+        model_path = folder / MODEL_FILE
+        if not model_path.is_file():
+            raise ModelLoadError(
+                f"planner model not found at {model_path}. Point the 'model_dir' parameter at a folder with "
+                f"{MODEL_FILE}, genai_config.json and tokenizer.json, or run `make train` to rebuild it."
+            )
+        config = _read_json(folder / "genai_config.json")["model"]
+        try:
+            self.tokenizer = Tokenizer.load(folder / "tokenizer.json")
+        except (OSError, ValueError, KeyError) as error:
+            raise ModelLoadError(f"bad tokenizer at {folder / 'tokenizer.json'}: {error}") from None
+        decoder = config["decoder"]
+        self.num_layers = int(decoder["num_hidden_layers"])
+        self.num_heads = int(decoder["num_key_value_heads"])
+        self.head_size = int(decoder["head_size"])
+        self.context_length = int(config["context_length"])
+        self.max_new_tokens = max_new_tokens
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        try:
+            self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        except Exception as error:  # onnxruntime raises several private exception types for a bad file
+            raise ModelLoadError(
+                f"cannot load {model_path}: {error}. The file is corrupt or not a planner model; reinstall the "
+                f"package or run `make train`."
+            ) from None
+        if len(self.tokenizer) != int(config["vocab_size"]):
+            raise ModelLoadError(f"tokenizer.json and genai_config.json disagree on the vocabulary size in {folder}")
+        self.model_dir = folder
+        self.past_names = [f"past_key_values.{i}.{kind}" for i in range(self.num_layers) for kind in ("key", "value")]
+
+    def _empty_past(self, batch: int) -> dict:
+        shape = (batch, self.num_heads, 0, self.head_size)  # [B, H, P=0, Dh]
+        return {name: np.zeros(shape, dtype=np.float32) for name in self.past_names}
+
+    def _step(self, input_ids: np.ndarray, mask: np.ndarray, past: dict):
+        outputs = self.session.run(None, {"input_ids": input_ids, "attention_mask": mask, **past})
+        logits = outputs[0]  # [B, S, V]
+        return logits, dict(zip(self.past_names, outputs[1:]))
+
+    def fit_prompt(self, scene, utterance: str) -> Prompt:
+        prompt = build_prompt(scene, utterance)
+        budget = self.context_length - self.max_new_tokens
+        if len(prompt.tokens) > budget:
+            raise ValueError(
+                f"prompt is {len(prompt.tokens)} tokens; at most {budget} fit (shorten the utterance or the map)"
+            )
+        return prompt
+
+    def generate(self, scene, utterance: str) -> Generation:
+        """Greedy decoding of one plan for (scene, utterance)."""
+        started = time.perf_counter()
+        prompt = self.fit_prompt(scene, utterance)
+        ids = np.array([[self.tokenizer.id(t) for t in prompt.tokens]], dtype=np.int64)  # [1, S]
+        mask = np.ones_like(ids)  # [1, T]
+        prefill_start = time.perf_counter()
+        logits, past = self._step(ids, mask, self._empty_past(1))
+        decode_start = time.perf_counter()
+        output = []
+        for _ in range(self.max_new_tokens):
+            next_id = int(np.argmax(logits[0, -1]))
+            output.append(self.tokenizer.tokens[next_id])
+            if output[-1] == EOS:
+                break
+            mask = np.ones((1, mask.shape[1] + 1), dtype=np.int64)
+            logits, past = self._step(np.array([[next_id]], dtype=np.int64), mask, past)
+        finished = time.perf_counter()
+        model_s = finished - prefill_start
+        return Generation(
+            text=tokens_to_plan(output, prompt),
+            tokens=len(output),
+            prefill_ms=(decode_start - prefill_start) * 1e3,
+            decode_ms=(finished - decode_start) * 1e3,
+            total_ms=(finished - started) * 1e3,
+            tokens_per_s=len(output) / model_s if model_s > 0 else 0.0,
+            prompt_tokens=len(prompt.tokens),
+        )

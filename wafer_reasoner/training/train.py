@@ -1,0 +1,176 @@
+"""Train the planner from scratch on the generated corpus and export it (``make train``).
+
+    python -m wafer_reasoner.training.train --minutes 45 --out wafer_reasoner/models
+
+Fixed seed; the corpus is generated on the fly (no data set on disk). Every ``--eval-every`` steps the
+learning curve (loss, exact match on train-family and held-out-family examples) is printed and appended to
+``<out>/training_log.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from pathlib import Path
+
+import torch
+from torch.nn import functional as F
+
+from wafer_reasoner.engine.prompt import build_prompt, plan_to_tokens, tokens_to_plan
+from wafer_reasoner.training.corpus import sample_example
+from wafer_reasoner.training.model import Planner, PlannerConfig
+from wafer_reasoner.training.vocab import build_tokenizer
+
+IGNORE = -100
+
+
+def encode_example(tokenizer, example: dict):
+    """(input ids, target ids with the prompt masked) for teacher forcing."""
+    prompt = build_prompt(example["scene"], example["say"])
+    output = plan_to_tokens(example["plan"], prompt)
+    ids = [tokenizer.id(t) for t in prompt.tokens] + [tokenizer.id(t) for t in output]
+    targets = [IGNORE] * (len(prompt.tokens) - 1) + ids[len(prompt.tokens):] + [IGNORE]
+    return ids, targets
+
+
+def make_batch(tokenizer, rng: random.Random, batch_size: int):
+    rows = [encode_example(tokenizer, sample_example(rng, 0)) for _ in range(batch_size)]
+    width = max(len(ids) for ids, _ in rows)
+    input_ids = torch.full((batch_size, width), tokenizer.pad_id, dtype=torch.long)  # [B, S] right-padded
+    targets = torch.full((batch_size, width), IGNORE, dtype=torch.long)
+    mask = torch.zeros((batch_size, width), dtype=torch.long)
+    for row, (ids, target) in enumerate(rows):
+        input_ids[row, : len(ids)] = torch.tensor(ids)
+        targets[row, : len(target)] = torch.tensor(target)
+        mask[row, : len(ids)] = 1
+    return input_ids, mask, targets
+
+
+@torch.no_grad()
+def greedy_decode(model: Planner, tokenizer, prompts, max_new_tokens: int = 48) -> list:
+    """Batched greedy decoding with the KV cache, prompts left-padded (as the engine does)."""
+    width = max(len(p.tokens) for p in prompts)
+    batch = len(prompts)
+    input_ids = torch.full((batch, width), tokenizer.pad_id, dtype=torch.long)
+    mask = torch.zeros((batch, width), dtype=torch.long)
+    for row, prompt in enumerate(prompts):
+        ids = [tokenizer.id(t) for t in prompt.tokens]
+        input_ids[row, width - len(ids):] = torch.tensor(ids)
+        mask[row, width - len(ids):] = 1
+    logits, past = model(input_ids, mask)
+    outputs = [[] for _ in range(batch)]
+    done = torch.zeros(batch, dtype=torch.bool)
+    for _ in range(max_new_tokens):
+        next_ids = logits[:, -1].argmax(-1)  # [B]
+        for row in range(batch):
+            if not done[row]:
+                outputs[row].append(tokenizer.tokens[next_ids[row]])
+        done |= next_ids == tokenizer.eos_id
+        if bool(done.all()):
+            break
+        mask = torch.cat([mask, torch.ones((batch, 1), dtype=torch.long)], dim=1)
+        logits, past = model(next_ids.unsqueeze(1), mask, past)
+    return outputs
+
+
+def exact_match(model, tokenizer, examples, batch_size=64) -> float:
+    model.eval()
+    correct = 0
+    for start in range(0, len(examples), batch_size):
+        chunk = examples[start:start + batch_size]
+        prompts = [build_prompt(e["scene"], e["say"]) for e in chunk]
+        for example, prompt, output in zip(chunk, prompts, greedy_decode(model, tokenizer, prompts)):
+            correct += tokens_to_plan(output, prompt) == example["plan"]
+    model.train()
+    return correct / max(1, len(examples))
+
+
+def evaluation_sets(seed: int, count: int):
+    rng_train, rng_heldout = random.Random(seed + 1), random.Random(seed + 2)
+    return [sample_example(rng_train, 0) for _ in range(count)], [sample_example(rng_heldout, 1) for _ in range(count)]
+
+
+def learning_rate(step: int, total: int, peak: float, warmup: int = 200) -> float:
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    progress = min(1.0, (step - warmup) / max(1, total - warmup))
+    return peak * (0.1 + 0.9 * 0.5 * (1 + __import__("math").cos(__import__("math").pi * progress)))
+
+
+def train(args) -> dict:
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    rng = random.Random(args.seed)
+    tokenizer = build_tokenizer()
+    config = PlannerConfig(
+        vocab_size=len(tokenizer), hidden_size=args.hidden, num_layers=args.layers, num_heads=args.heads,
+        ffn_size=4 * args.hidden,
+    )
+    model = Planner(config)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01, betas=(0.9, 0.98))
+    train_eval, heldout_eval = evaluation_sets(args.seed, args.eval_size)
+    log = {"config": config.to_dict(), "parameters": model.num_parameters(), "seed": args.seed, "curve": []}
+    print(f"planner: {model.num_parameters():,} parameters, vocab {len(tokenizer)}", flush=True)
+    started = time.monotonic()
+    deadline = started + args.minutes * 60
+    step = 0
+    while step < args.steps and time.monotonic() < deadline:
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(step, args.steps, args.lr)
+        input_ids, mask, targets = make_batch(tokenizer, rng, args.batch)
+        logits, _ = model(input_ids, mask)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=IGNORE)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        step += 1
+        if step % args.eval_every == 0 or step == args.steps:
+            point = {
+                "step": step, "minutes": round((time.monotonic() - started) / 60, 2), "loss": round(loss.item(), 4),
+                "train_exact": exact_match(model, tokenizer, train_eval[: args.eval_size // 2]),
+                "heldout_exact": exact_match(model, tokenizer, heldout_eval[: args.eval_size // 2]),
+            }
+            log["curve"].append(point)
+            print(json.dumps(point), flush=True)
+    log["steps"] = step
+    log["train_minutes"] = round((time.monotonic() - started) / 60, 2)
+    log["final_train_exact"] = exact_match(model, tokenizer, train_eval)
+    log["final_heldout_exact"] = exact_match(model, tokenizer, heldout_eval)
+    print(json.dumps({k: log[k] for k in ("steps", "train_minutes", "final_train_exact", "final_heldout_exact")}))
+    return {"model": model, "tokenizer": tokenizer, "log": log}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", default="wafer_reasoner/models", help="folder for planner.onnx and its files")
+    parser.add_argument("--minutes", type=float, default=60.0, help="wall-clock budget for the training loop")
+    parser.add_argument("--steps", type=int, default=6000)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--lr", type=float, default=2e-3)
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--eval-every", type=int, default=250)
+    parser.add_argument("--eval-size", type=int, default=400)
+    parser.add_argument("--no-export", action="store_true", help="train and report only")
+    args = parser.parse_args(argv)
+    result = train(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    Path("runs").mkdir(exist_ok=True)
+    torch.save({"config": result["model"].config.to_dict(), "state": result["model"].state_dict()}, Path("runs") / "planner.pt")
+    (out / "training_log.json").write_text(json.dumps(result["log"], indent=1))
+    if not args.no_export:
+        from wafer_reasoner.training.export import export_model
+
+        export_model(result["model"], result["tokenizer"], out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
