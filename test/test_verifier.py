@@ -258,6 +258,11 @@ def test_picking_with_a_full_gripper_is_rejected():
     )
 
 
+def test_a_full_gripper_is_reported_once_not_again_by_later_steps():
+    scene = make_scene(holding="cup_2")
+    assert verify(FETCH, scene).reasons == ("I'm already holding the blue cup, so I can't pick up the red cup.",)
+
+
 def test_pick_without_going_there_is_out_of_reach():
     assert_rejected_with(verify("pick(obj:cup_1)"), "The red cup is out of my reach; I need to go to it first.")
 

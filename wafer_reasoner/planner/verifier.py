@@ -61,8 +61,10 @@ def verify_plan(steps, scene: Scene, limits: SafetyLimits, *, now_s: float) -> V
     reasons += _robot_pose_reasons(scene.robot)
     state = _Simulated(scene.robot, scene.holding)
     for step in steps:
-        step_reasons, state = _check_step(step, scene, limits, state)
-        reasons += step_reasons
+        reasons += _check_step(step, scene, limits, state)
+        # simulate the step as intended even when it failed a check, so that one root cause
+        # ("I'm already holding ...") is not repeated by every later step ("I'm not holding ...")
+        state = _after_step(step, scene, limits, state)
     return Verdict(not reasons, tuple(_unique(reasons)))
 
 
@@ -99,8 +101,7 @@ def _robot_pose_reasons(robot: RobotPose) -> list:
     return []
 
 
-def _check_step(step, scene: Scene, limits: SafetyLimits, state: _Simulated):
-    """(reasons, state after the step)."""
+def _check_step(step, scene: Scene, limits: SafetyLimits, state: _Simulated) -> list:
     if isinstance(step, Navigate):
         return _check_navigate(step.target, scene, limits, state)
     if isinstance(step, Pick):
@@ -110,12 +111,26 @@ def _check_step(step, scene: Scene, limits: SafetyLimits, state: _Simulated):
     if isinstance(step, Handover):
         return _check_handover(step, scene, limits, state)
     if isinstance(step, Rotate):
-        return _check_rotate(step.degrees, limits), state
+        return _check_rotate(step.degrees, limits)
     if isinstance(step, Wait):
-        return _check_wait(step.seconds, limits), state
+        return _check_wait(step.seconds, limits)
     if isinstance(step, Follow):
-        return _check_follow(step.person, scene, limits, state), state
-    return [], state  # stop(): always allowed
+        return _check_follow(step.person, scene, limits, state)
+    return []  # stop(): always allowed
+
+
+def _after_step(step, scene: Scene, limits: SafetyLimits, state: _Simulated) -> _Simulated:
+    """Where the robot stands and what it holds once ``step`` has run."""
+    if isinstance(step, Navigate):
+        goal = goals.navigation_goal(
+            step.target, scene, holding=state.holding, robot_pose=state.robot, standoff_m=limits.standoff_m
+        )
+        return replace(state, robot=RobotPose(*goal)) if goal is not None and goals.all_finite(*goal) else state
+    if isinstance(step, Pick):
+        return replace(state, holding=step.obj.name)
+    if isinstance(step, (PlaceOn, Handover)):
+        return replace(state, holding="")
+    return state
 
 
 def _missing_ref_reason(ref: Ref, scene: Scene, state: _Simulated) -> str | None:
@@ -153,33 +168,29 @@ def _capitalised(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _check_navigate(target: Ref, scene: Scene, limits: SafetyLimits, state: _Simulated):
+def _check_navigate(target: Ref, scene: Scene, limits: SafetyLimits, state: _Simulated) -> list:
     missing = _missing_ref_reason(target, scene, state)
     if missing:
-        return [missing], state
+        return [missing]
     goal = goals.navigation_goal(
         target, scene, holding=state.holding, robot_pose=state.robot, standoff_m=limits.standoff_m
     )
-    reasons = _goal_reasons(goal, describe_ref(target, scene), limits)
-    return reasons, (replace(state, robot=RobotPose(*goal)) if not reasons else state)
+    return _goal_reasons(goal, describe_ref(target, scene), limits)
 
 
-def _check_pick(obj: Ref, scene: Scene, limits: SafetyLimits, state: _Simulated):
+def _check_pick(obj: Ref, scene: Scene, limits: SafetyLimits, state: _Simulated) -> list:
     missing = _missing_ref_reason(obj, scene, state)
     if missing:
-        return [missing], state
+        return [missing]
     what = describe_ref(obj, scene)
     if state.holding == obj.name:
-        return [], state  # redundant but harmless: the executor skips it
+        return []  # redundant but harmless: the executor skips it
     if state.holding:
-        return [
-            f"I'm already holding {describe_ref(Ref('obj', state.holding), scene)}, so I can't pick up {what}."
-        ], state
+        return [f"I'm already holding {describe_ref(Ref('obj', state.holding), scene)}, so I can't pick up {what}."]
     target = goals.pick_target(obj, scene)
     if target is None:  # held at the start, dropped by an earlier step, and not visible
-        return [f"I can't see {what}."], state
-    too_far = f"{_capitalised(what)} is out of my reach; I need to go to it first."
-    return _reach_reasons(target, too_far, limits, state), replace(state, holding=obj.name)
+        return [f"I can't see {what}."]
+    return _reach_reasons(target, f"{_capitalised(what)} is out of my reach; I need to go to it first.", limits, state)
 
 
 def _held_reasons(obj: Ref, action: str, scene: Scene, state: _Simulated) -> list:
@@ -188,30 +199,27 @@ def _held_reasons(obj: Ref, action: str, scene: Scene, state: _Simulated) -> lis
     return []
 
 
-def _check_place(step: PlaceOn, scene: Scene, limits: SafetyLimits, state: _Simulated):
+def _check_place(step: PlaceOn, scene: Scene, limits: SafetyLimits, state: _Simulated) -> list:
     reasons = _held_reasons(step.obj, "put it down", scene, state)
     missing = _missing_ref_reason(step.target, scene, state)
     if missing:
-        return reasons + [missing], state
+        return reasons + [missing]
     where = describe_ref(step.target, scene)
     if step.target.kind == "obj" and step.target.name in (step.obj.name, state.holding):
-        return reasons + [f"I can't put something on {where} while it is in my gripper."], state
+        return reasons + [f"I can't put something on {where} while it is in my gripper."]
     target = goals.place_target(step.target, scene)
-    reasons += _reach_reasons(
-        target, f"{_capitalised(where)} is out of my reach; I need to go there first.", limits, state
-    )
-    return reasons, (replace(state, holding="") if not reasons else state)
+    too_far = f"{_capitalised(where)} is out of my reach; I need to go there first."
+    return reasons + _reach_reasons(target, too_far, limits, state)
 
 
-def _check_handover(step: Handover, scene: Scene, limits: SafetyLimits, state: _Simulated):
+def _check_handover(step: Handover, scene: Scene, limits: SafetyLimits, state: _Simulated) -> list:
     reasons = _held_reasons(step.obj, "hand it over", scene, state)
     missing = _missing_ref_reason(step.person, scene, state)
     if missing:
-        return reasons + [missing], state
+        return reasons + [missing]
     target = goals.handover_target(step.person, scene, robot_xy=(state.robot.x, state.robot.y))
-    too_far = "You are" if step.person.name == SPEAKER else f"{_capitalised(describe_ref(step.person, scene))} is"
-    reasons += _reach_reasons(target, f"{too_far} out of my reach; I need to come closer first.", limits, state)
-    return reasons, (replace(state, holding="") if not reasons else state)
+    who = "You are" if step.person.name == SPEAKER else f"{_capitalised(describe_ref(step.person, scene))} is"
+    return reasons + _reach_reasons(target, f"{who} out of my reach; I need to come closer first.", limits, state)
 
 
 def _check_rotate(degrees: float, limits: SafetyLimits) -> list:
