@@ -1,0 +1,47 @@
+# The two commands: `make demo` and `make test`. Everything runs inside .venv (scripts/setup_venv.sh) with
+# .venv/wafer_env.sh sourced: AMENT_PREFIX_PATH, RMW_IMPLEMENTATION, ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+# and a ROS_DOMAIN_ID unless you set one. Extra arguments for demo/train/eval/bench: make demo ARGS="..."
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+VENV := $(REPO)/.venv
+PY := $(VENV)/bin/python
+IN_VENV := source $(VENV)/wafer_env.sh && export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST &&
+TEST_TIMEOUT_S ?= 900
+ARGS ?=
+
+.PHONY: help setup setup-train test demo lint train eval bench
+
+help:
+	@echo "make setup        create/update .venv (pinned ROS 2 Kilted wheels + this package)"
+	@echo "make test         run the test suite (pytest -q test/), at most TEST_TIMEOUT_S=$(TEST_TIMEOUT_S) s"
+	@echo "make demo         run the end-to-end demo (python -m wafer_reasoner.demo)"
+	@echo "make lint         ruff check"
+	@echo "make train        train the planner model (installs the [train] extra: torch, onnx)"
+	@echo "make eval         evaluate the planner model"
+	@echo "make bench        node latency benchmark"
+
+setup:
+	@bash $(REPO)/scripts/setup_venv.sh
+
+setup-train:
+	@bash $(REPO)/scripts/setup_venv.sh --train
+
+test: setup
+	$(IN_VENV) cd $(REPO) && timeout -s INT -k 30 $(TEST_TIMEOUT_S) $(PY) -m pytest -q test/
+
+demo: setup
+	$(IN_VENV) cd $(REPO) && $(PY) -m wafer_reasoner.demo $(ARGS)
+
+lint: setup
+	$(IN_VENV) cd $(REPO) && $(VENV)/bin/ruff check .
+
+train: setup-train
+	$(IN_VENV) cd $(REPO) && $(PY) -m wafer_reasoner.training.train $(ARGS)
+
+eval: setup
+	$(IN_VENV) cd $(REPO) && $(PY) -m wafer_reasoner.training.evaluate $(ARGS)
+
+bench: setup
+	$(IN_VENV) cd $(REPO) && $(PY) bench/bench_node_latency.py $(ARGS)
