@@ -271,9 +271,15 @@ class PlanState:
     holding: str
 
 
+class Infeasible(Exception):
+    """The sampled command would make the robot hold two things; the sampler draws another example."""
+
+
 def _fetch_steps(obj: SceneObject, state: PlanState) -> list:
     if state.holding == obj.id:
         return []
+    if state.holding:
+        raise Infeasible(f"already holding {state.holding}")
     state.holding = obj.id
     return [Navigate(Ref("obj", obj.id)), Pick(Ref("obj", obj.id))]
 
@@ -288,6 +294,8 @@ def clause_steps(scene: Scene, clause: dict, state: PlanState) -> list:
         return steps
     if intent == "pick":
         obj = resolve(scene, clause["o"])
+        if state.holding:
+            raise Infeasible(f"already holding {state.holding}")
         state.holding = obj.id
         return [Navigate(Ref("obj", obj.id)), Pick(Ref("obj", obj.id))]
     if intent == "put":
@@ -374,7 +382,17 @@ def _sample_clause(rng: random.Random, builder: SceneBuilder, places: tuple, use
 
 
 def sample_example(rng: random.Random, split: int = 0) -> dict:
-    """One example: {"scene": Scene, "say": str, "plan": str, "intents": [...]} for split 0=train, 1=heldout."""
+    """One example: {"scene": Scene, "say": str, "plan": str, "intents": [...]} for split 0=train, 1=heldout.
+
+    Commands the robot could not carry out as said (holding two things at once) are drawn again."""
+    while True:
+        try:
+            return _sample_once(rng, split)
+        except Infeasible:
+            continue
+
+
+def _sample_once(rng: random.Random, split: int) -> dict:
     builder = SceneBuilder(rng)
     places = sample_places(rng)
     intents, weights = zip(*INTENT_WEIGHTS.items())
@@ -384,6 +402,8 @@ def sample_example(rng: random.Random, split: int = 0) -> dict:
         chosen = rng.choices(intents, weights)
     else:
         chosen = rng.choices(simple, [INTENT_WEIGHTS[i] for i in simple], k=2)
+        if chosen[0] == "follow":  # follow() runs until preempted, so it can only come last
+            chosen.reverse()
     used: set = set()
     clauses = [_sample_clause(rng, builder, places, used, intent) for intent in chosen]
     add_clutter(rng, builder, used, rng.randint(0, 6))
