@@ -1,0 +1,303 @@
+"""sim_world: the stand-in for Gazebo. A ROS 2 shell around wafer_reasoner.sim.world (all behaviour lives there).
+
+Topics (relative names, so they remap onto ros_gz_bridge's; QoS from wafer_reasoner.ros.qos):
+
+  subscribes  goal_pose                geometry_msgs/PoseStamped     go to (x, y, yaw); frame must be 'map'
+              cmd_vel                  geometry_msgs/Twist           overrides the goal; times out
+              manipulator/target_pose  geometry_msgs/PoseStamped     move the hand; frame must be 'map'
+              gripper/commands         std_msgs/Float64MultiArray    [0.0] close (grasp), [1.0] open
+  publishes   odom                     nav_msgs/Odometry             odom -> base_link (map == odom here)
+              perception/objects       std_msgs/String               JSON scene (planner/scene.py schema)
+              manipulator/status       std_msgs/String               'succeeded' / 'failed', one per command
+              /clock                   rosgraph_msgs/Clock           only with publish_clock:=true
+
+With ``publish_clock`` the node owns simulated time: a steady-clock timer advances it by real time times
+``real_time_factor`` and every stamp is that time (run the other nodes with use_sim_time). Otherwise the
+world advances with the node clock (wall time, or /clock from Gazebo under use_sim_time).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+
+import rclpy
+from geometry_msgs.msg import PoseStamped, Twist
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, ParameterType
+from rclpy.clock import Clock, ClockType
+from rclpy.exceptions import ParameterException
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.time import Time
+from rosgraph_msgs.msg import Clock as ClockMsg
+from std_msgs.msg import Float64MultiArray, String
+
+from wafer_reasoner.ros.qos import CLOCK_QOS, COMMAND_QOS, SENSOR_QOS, VELOCITY_SUB_QOS
+from wafer_reasoner.sim.scenario import ScenarioError, load_scenario, resolve_scenario_path
+from wafer_reasoner.sim.world import (
+    World,
+    WorldConfig,
+    gripper_command_from_data,
+    quaternion_from_yaw,
+    yaw_from_quaternion,
+)
+
+NODE_NAME = "sim_world"
+PACKAGE = "wafer_reasoner"
+MAP_FRAME = "map"
+MAX_TICK_S = 1.0  # a longer gap between ticks (clock jump, stall) is integrated as this much
+
+# name: (default, low, high, description). Names equal WorldConfig fields are passed to the world.
+FLOAT_PARAMETERS = {
+    "max_linear_speed_mps": (0.5, 0.01, 3.0, "Cap on |linear speed| in m/s, for goals and cmd_vel."),
+    "max_angular_speed_radps": (1.0, 0.05, 6.0, "Cap on |angular speed| in rad/s, for goals and cmd_vel."),
+    "goal_tolerance_m": (0.05, 0.005, 1.0, "A goal position counts as reached within this distance (m)."),
+    "yaw_tolerance_rad": (0.05, 0.005, 0.5, "A goal heading counts as reached within this angle (rad)."),
+    "cmd_vel_timeout_s": (0.5, 0.05, 10.0, "Stop when no cmd_vel arrived for this long (s)."),
+    "reach_m": (0.9, 0.1, 3.0, "Arm reach: horizontal distance from the base centre (m)."),
+    "grasp_radius_m": (0.25, 0.01, 1.0, "Closing grasps the nearest movable object this close to the hand (m)."),
+    "manipulation_time_s": (1.0, 0.0, 30.0, "Duration of each arm motion and gripper action (s)."),
+    "physics_rate_hz": (50.0, 1.0, 1000.0, "World update rate (Hz); odom and scene rates are capped by it."),
+    "odom_rate_hz": (20.0, 1.0, 200.0, "odom publishing rate (Hz)."),
+    "scene_rate_hz": (5.0, 0.5, 50.0, "perception/objects publishing rate (Hz)."),
+    "real_time_factor": (1.0, 0.1, 100.0, "Simulated seconds per real second (only with publish_clock)."),
+}
+STRING_PARAMETERS = {
+    "scenario": (
+        "",
+        "Scenario YAML: a path, or a bare name looked up in share/wafer_reasoner/config/scenarios/. "
+        "Empty: an empty world with the robot at the origin.",
+    ),
+    "odom_frame_id": ("odom", "header.frame_id of odom."),
+    "base_frame_id": ("base_link", "child_frame_id of odom."),
+}
+BOOL_PARAMETERS = {
+    "publish_clock": (False, "Publish /clock and own simulated time (then run the other nodes with use_sim_time)."),
+}
+WORLD_PARAMETERS = tuple(name for name in FLOAT_PARAMETERS if name in WorldConfig.__dataclass_fields__)
+
+
+def _descriptor(kind: int, description: str, low=None, high=None) -> ParameterDescriptor:
+    descriptor = ParameterDescriptor(type=kind, description=description, read_only=True)
+    if low is not None:
+        descriptor.floating_point_range = [FloatingPointRange(from_value=low, to_value=high, step=0.0)]
+    return descriptor
+
+
+def _time_msg(stamp_s: float):
+    return Time(nanoseconds=int(round(stamp_s * 1e9))).to_msg()
+
+
+def _all_finite(*values: float) -> bool:
+    return all(math.isfinite(value) for value in values)
+
+
+def scenarios_dir() -> str:
+    """share/wafer_reasoner/config/scenarios when installed, else the source tree's config/scenarios."""
+    try:
+        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+
+        try:
+            return os.path.join(get_package_share_directory(PACKAGE), "config", "scenarios")
+        except (PackageNotFoundError, ValueError, LookupError):
+            pass
+    except ImportError:
+        pass
+    return os.path.join(
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "config", "scenarios"
+    )
+
+
+class SimWorldNode(Node):
+    """Converts messages and calls World; a timer steps the world and publishes odom, scene and /clock."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(NODE_NAME, **kwargs)
+        self._declare_parameters()
+        param = self._param
+        config = WorldConfig(**{name: param(name) for name in WORLD_PARAMETERS})
+        self._world = self._load_world(config, param("scenario"))
+        self._odom_frame, self._base_frame = param("odom_frame_id"), param("base_frame_id")
+        self._owns_clock = param("publish_clock")
+        self._real_time_factor = param("real_time_factor")
+        self._odom_period_s = 1.0 / param("odom_rate_hz")
+        self._scene_period_s = 1.0 / param("scene_rate_hz")
+        self._next_odom_s = self._next_scene_s = -math.inf
+        self._last_tick_s = None  # node clock (or steady clock with publish_clock) at the previous tick
+
+        self._odom_pub = self.create_publisher(Odometry, "odom", SENSOR_QOS)
+        self._scene_pub = self.create_publisher(String, "perception/objects", SENSOR_QOS)
+        self._status_pub = self.create_publisher(String, "manipulator/status", COMMAND_QOS)
+        self._clock_pub = self.create_publisher(ClockMsg, "/clock", CLOCK_QOS) if self._owns_clock else None
+        self.create_subscription(PoseStamped, "goal_pose", self._on_goal_pose, COMMAND_QOS)
+        self.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, VELOCITY_SUB_QOS)
+        self.create_subscription(PoseStamped, "manipulator/target_pose", self._on_target_pose, COMMAND_QOS)
+        self.create_subscription(Float64MultiArray, "gripper/commands", self._on_gripper, COMMAND_QOS)
+
+        period_s = 1.0 / param("physics_rate_hz")
+        if self._owns_clock:  # our own /clock cannot drive our timer: tick on the steady clock
+            steady = Clock(clock_type=ClockType.STEADY_TIME)
+            self._timer = self.create_timer(period_s, self._on_steady_tick, clock=steady)
+        else:
+            self._timer = self.create_timer(period_s, self._on_clock_tick)
+        robot = self._world.robot
+        clock = f"own /clock at x{self._real_time_factor:g}" if self._owns_clock else "the node clock"
+        self.get_logger().info(
+            f"{len(self._world.objects)} objects, {len(self._world.people)} people, robot at "
+            f"({robot.x:.2f}, {robot.y:.2f}, {robot.yaw:.2f} rad); time from {clock}"
+        )
+
+    # ---- set-up ------------------------------------------------------------------------------------------------
+
+    def _declare_parameters(self) -> None:
+        for name, (default, low, high, text) in FLOAT_PARAMETERS.items():
+            self.declare_parameter(name, default, _descriptor(ParameterType.PARAMETER_DOUBLE, text, low, high))
+        for name, (default, text) in STRING_PARAMETERS.items():
+            self.declare_parameter(name, default, _descriptor(ParameterType.PARAMETER_STRING, text))
+        for name, (default, text) in BOOL_PARAMETERS.items():
+            self.declare_parameter(name, default, _descriptor(ParameterType.PARAMETER_BOOL, text))
+
+    def _param(self, name: str):
+        return self.get_parameter(name).value
+
+    def _load_world(self, config: WorldConfig, scenario: str) -> World:
+        path = resolve_scenario_path(scenario, scenarios_dir())
+        if not path:
+            self.get_logger().info("no scenario: an empty world with the robot at the origin")
+            return World(config)
+        loaded = load_scenario(path)
+        self.get_logger().info(f"scenario '{loaded.name}' from {path}")
+        start = loaded.scene
+        return World(
+            config,
+            robot=start.robot,
+            objects=start.objects,
+            people=start.people,
+            fixed_ids=loaded.fixed_ids,
+            holding=start.holding,
+        )
+
+    # ---- commands ------------------------------------------------------------------------------------------
+
+    def _on_goal_pose(self, msg: PoseStamped) -> None:
+        p, q = msg.pose.position, msg.pose.orientation
+        if msg.header.frame_id != MAP_FRAME:
+            self.get_logger().warning(f"goal_pose ignored: frame '{msg.header.frame_id}', expected '{MAP_FRAME}'")
+            return
+        if not _all_finite(p.x, p.y, p.z, q.x, q.y, q.z, q.w):
+            self.get_logger().warning("goal_pose ignored: non-finite position or orientation")
+            return
+        yaw = yaw_from_quaternion(q.x, q.y, q.z, q.w)
+        self._world.set_goal(p.x, p.y, yaw)
+        self.get_logger().info(f"goal ({p.x:.2f}, {p.y:.2f}, {yaw:.2f} rad)")
+
+    def _on_cmd_vel(self, msg: Twist) -> None:
+        lin, ang = msg.linear, msg.angular
+        if not _all_finite(lin.x, lin.y, lin.z, ang.x, ang.y, ang.z):
+            self.get_logger().warning("cmd_vel ignored: non-finite value", throttle_duration_sec=2.0)
+            return
+        self._world.set_cmd_vel(lin.x, ang.z)
+
+    def _on_target_pose(self, msg: PoseStamped) -> None:
+        p = msg.pose.position
+        problem = ""
+        if msg.header.frame_id != MAP_FRAME:
+            problem = f"frame '{msg.header.frame_id}', expected '{MAP_FRAME}'"
+        elif not _all_finite(p.x, p.y, p.z):
+            problem = "non-finite position"
+        elif not self._world.within_reach(p.x, p.y):
+            problem = f"({p.x:.2f}, {p.y:.2f}) is out of reach"
+        if problem:
+            self.get_logger().warning(f"manipulator/target_pose failed: {problem}")
+            self._publish_statuses(self._world.reject_command())
+            return
+        self._publish_statuses(self._world.command_arm(p.x, p.y, p.z))
+
+    def _on_gripper(self, msg: Float64MultiArray) -> None:
+        try:
+            command = gripper_command_from_data(msg.data)
+        except ValueError as error:
+            self.get_logger().warning(f"gripper/commands failed: {error}")
+            self._publish_statuses(self._world.reject_command())
+            return
+        self._publish_statuses(self._world.command_gripper(command))
+
+    def _publish_statuses(self, replies) -> None:
+        for reply in replies:
+            self._status_pub.publish(String(data=reply.value))
+
+    # ---- time --------------------------------------------------------------------------------------------
+
+    def _on_steady_tick(self) -> None:
+        now = time.monotonic()
+        real_dt = 0.0 if self._last_tick_s is None else min(now - self._last_tick_s, MAX_TICK_S)
+        self._last_tick_s = now
+        self._advance(real_dt * self._real_time_factor, None)
+
+    def _on_clock_tick(self) -> None:
+        now_s = self.get_clock().now().nanoseconds * 1e-9
+        if self._last_tick_s is None or now_s < self._last_tick_s:  # first tick, or time jumped back
+            self._last_tick_s = now_s
+            self._advance(0.0, now_s)
+            return
+        dt = min(now_s - self._last_tick_s, MAX_TICK_S)
+        self._last_tick_s = now_s
+        self._advance(dt, now_s)
+
+    def _advance(self, dt: float, stamp_s) -> None:
+        """Step the world; publish what is due. ``stamp_s`` None: the world's own time is the stamp."""
+        self._publish_statuses(self._world.step(dt))
+        if stamp_s is None:
+            stamp_s = self._world.time_s
+            self._clock_pub.publish(ClockMsg(clock=_time_msg(stamp_s)))
+        if stamp_s >= self._next_odom_s:
+            self._next_odom_s = _next_due(self._next_odom_s, self._odom_period_s, stamp_s)
+            self._publish_odom(stamp_s)
+        if stamp_s >= self._next_scene_s:
+            self._next_scene_s = _next_due(self._next_scene_s, self._scene_period_s, stamp_s)
+            body = json.dumps(self._world.perception_dict(stamp_s), separators=(",", ":"))
+            self._scene_pub.publish(String(data=body))
+
+    def _publish_odom(self, stamp_s: float) -> None:
+        robot, (linear, angular) = self._world.robot, self._world.velocity
+        msg = Odometry()
+        msg.header.stamp = _time_msg(stamp_s)
+        msg.header.frame_id = self._odom_frame
+        msg.child_frame_id = self._base_frame
+        msg.pose.pose.position.x, msg.pose.pose.position.y = robot.x, robot.y
+        q = msg.pose.pose.orientation
+        q.x, q.y, q.z, q.w = quaternion_from_yaw(robot.yaw)
+        msg.twist.twist.linear.x, msg.twist.twist.angular.z = linear, angular
+        self._odom_pub.publish(msg)
+
+
+def _next_due(previous_due_s: float, period_s: float, now_s: float) -> float:
+    """Keep the average rate; after a gap (or at start) restart from now instead of bursting."""
+    due = previous_due_s + period_s
+    return due if now_s - due < period_s else now_s + period_s
+
+
+def main(args=None) -> int:
+    rclpy.init(args=args)
+    try:
+        node = SimWorldNode()
+    except (ScenarioError, ParameterException, ValueError) as error:
+        rclpy.logging.get_logger(NODE_NAME).fatal(f"cannot start: {error}")
+        rclpy.try_shutdown()
+        return 1
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
