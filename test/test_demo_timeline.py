@@ -124,7 +124,8 @@ def test_goals_and_arm_targets_name_the_nearest_thing():
     assert format_goal(4.34, 2.79, math.radians(-90.0), scene) == "(4.34, 2.79) yaw -90.0°"
     assert format_arm_target(4.8, 3.2, 0.75, scene) == "(4.80, 3.20, 0.75)  [at obj:cup_red]"
     assert format_arm_target(-2.7, 2.3, 1.0, scene) == "(-2.70, 2.30, 1.00)  [0.36 m from person:user]"
-    assert format_goal(-4.0, -3.0, 0.0, scene) == "(-4.00, -3.00) yaw +0.0°  [at place:dock]"
+    assert format_goal(-4.0, -3.0, 0.0, scene) == "(-4.00, -3.00) yaw +0.0°  [where the robot is]"
+    assert format_goal(-3.5, 2.0, 0.0, scene) == "(-3.50, 2.00) yaw +0.0°  [at place:living_room]"
     assert format_goal(9.0, -9.0, 0.0, scene) == "(9.00, -9.00) yaw +0.0°"
     assert format_goal(1.0, 1.0, 0.0, None) == "(1.00, 1.00) yaw +0.0°"
 

@@ -33,6 +33,7 @@ from wafer_reasoner.sim.world import GripperCommand, gripper_command_from_data
 STAMP_WIDTH = 12  # "t=+12.345s" and padding
 TAG_WIDTH = 8  # the longest tag is 7 characters
 NEAR_LABEL_M = 1.5  # goals and arm targets are labelled with the nearest thing within this distance
+HERE_M = 0.1  # a goal this close to the robot is "where the robot is"
 ZERO_VELOCITY = 1e-6  # |value| below this counts as zero
 
 
@@ -206,8 +207,13 @@ def _near_note(x: float, y: float, scene: Optional[Scene]) -> str:
 
 
 def format_goal(x: float, y: float, yaw_rad: float, scene: Optional[Scene] = None) -> str:
-    """``(4.34, 2.79) yaw +39.3°  [facing obj:cup_red at 0.62 m]``, or ``[at place:dock]``."""
+    """``(4.34, 2.79) yaw +39.3°  [facing obj:cup_red at 0.62 m]``, ``[at place:dock]`` or ``[where the robot is]``.
+
+    A goal where the robot already stands is how the reasoner cancels navigation (``goal_pose`` has no cancel).
+    """
     text = f"({x:.2f}, {y:.2f}) yaw {math.degrees(yaw_rad):+.1f}°"
+    if scene is not None and distance(x, y, scene.robot.x, scene.robot.y) < HERE_M:
+        return f"{text}  [where the robot is]"
     name, gap = nearest_thing(x, y, scene)
     if name.startswith("place:") and gap < 0.05:
         return f"{text}  [at {name}]"
