@@ -85,7 +85,8 @@ def test_reference_planner_follows_the_grounding_contract(expression, clauses_in
 
 
 def test_put_skips_the_pick_when_the_object_is_already_held():
-    plan = reference_plan(room(holding="cup_red"), [{"intent": "put", "o": Expression("cup", color="red"), "d": "kitchen"}])
+    clause = {"intent": "put", "o": Expression("cup", color="red"), "d": "kitchen"}
+    plan = reference_plan(room(holding="cup_red"), [clause])
     assert plan == "navigate(place:kitchen); place(obj:cup_red, place:kitchen)"
 
 

@@ -157,7 +157,9 @@ def plan_to_tokens(plan: str, prompt: Prompt) -> list:
     """Canonical plan text -> output tokens (training targets). Raises ValueError if not expressible."""
     slot_of = {object_id: SLOT_TOKENS[k] for k, object_id in enumerate(prompt.slot_ids)}
     tokens = []
-    pattern = re.compile(r"[a-z_]+\(\)|[a-z_]+\(|obj:|place:|person:|not_found:|ambiguous:|unsupported|\)|; |, |-|\.|\d|[^:;,()\s]+")
+    pattern = re.compile(
+        r"[a-z_]+\(\)|[a-z_]+\(|obj:|place:|person:|not_found:|ambiguous:|unsupported|\)|; |, |-|\.|\d|[^:;,()\s]+"
+    )
     for piece in pattern.findall(plan):
         if tokens and tokens[-1] == "obj:":
             if piece not in slot_of:

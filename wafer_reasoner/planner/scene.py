@@ -158,6 +158,11 @@ def parse_place(record: dict, where: str) -> NamedPlace:
     )
 
 
+def _parsed(data: dict, key: str, limit: int, parse) -> list:
+    """Parse every record of data[key] with parse(record, where)."""
+    return [parse(record, f"{key}[{index}]") for index, record in enumerate(_records(data, key, limit))]
+
+
 def _unique(items, key: str, what: str) -> tuple:
     seen = set()
     for item in items:
@@ -172,20 +177,14 @@ def scene_from_dict(data: dict, *, places=None) -> Scene:
     """Build a Scene from the scenario/CLI shape; ``places`` (if given) override ``data['places']``."""
     if not isinstance(data, dict):
         raise SceneError(f"scene must be a JSON/YAML object, got {type(data).__name__}")
-    objects = _unique(
-        [parse_object(r, f"objects[{i}]") for i, r in enumerate(_records(data, "objects", MAX_OBJECTS))], "id", "object id"
-    )
-    people = _unique(
-        [parse_person(r, f"people[{i}]") for i, r in enumerate(_records(data, "people", MAX_PEOPLE))], "id", "person id"
-    )
+    objects = _unique(_parsed(data, "objects", MAX_OBJECTS, parse_object), "id", "object id")
+    people = _unique(_parsed(data, "people", MAX_PEOPLE, parse_person), "id", "person id")
     if places is None:
-        places = [parse_place(r, f"places[{i}]") for i, r in enumerate(_records(data, "places", MAX_OBJECTS))]
+        places = _parsed(data, "places", MAX_OBJECTS, parse_place)
     robot_data = data.get("robot", {}) or {}
     if not isinstance(robot_data, dict):
         raise SceneError("'robot' must be an object with x, y, yaw")
-    robot = RobotPose(
-        _finite(robot_data, "x", "robot", 0.0), _finite(robot_data, "y", "robot", 0.0), _finite(robot_data, "yaw", "robot", 0.0)
-    )
+    robot = RobotPose(*(_finite(robot_data, key, "robot", 0.0) for key in ("x", "y", "yaw")))
     holding = data.get("holding") or ""
     if holding and (not isinstance(holding, str) or not any(o.id == holding for o in objects)):
         raise SceneError(f"'holding' names {holding!r}, which is not an object in the scene")
@@ -240,4 +239,4 @@ def load_places(data) -> tuple:
     """Named places from a semantic map: ``{"places": [{"name", "x", "y", "yaw"}]}``."""
     if not isinstance(data, dict):
         raise SceneError("semantic map must be a mapping with a 'places' list")
-    return _unique([parse_place(r, f"places[{i}]") for i, r in enumerate(_records(data, "places", MAX_OBJECTS))], "name", "place")
+    return _unique(_parsed(data, "places", MAX_OBJECTS, parse_place), "name", "place")

@@ -289,7 +289,8 @@ def clause_steps(scene: Scene, clause: dict, state: PlanState) -> list:
     intent = clause["intent"]
     if intent == "bring":
         obj = resolve(scene, clause["o"])
-        steps = _fetch_steps(obj, state) + [Navigate(Ref("person", "user")), Handover(Ref("obj", obj.id), Ref("person", "user"))]
+        user = Ref("person", "user")
+        steps = _fetch_steps(obj, state) + [Navigate(user), Handover(Ref("obj", obj.id), user)]
         state.holding = ""
         return steps
     if intent == "pick":
@@ -413,7 +414,9 @@ def _sample_once(rng: random.Random, split: int) -> dict:
     small = [o for o in builder.objects if o.label not in FURNITURE_LABELS]
     if small and "pick" not in chosen and rng.random() < 0.15:
         holding = rng.choice(small).id
-    scene = Scene(objects=tuple(builder.objects), people=tuple(people), places=places, robot=builder.robot, holding=holding)
+    scene = Scene(
+        objects=tuple(builder.objects), people=tuple(people), places=places, robot=builder.robot, holding=holding
+    )
     texts = [_render(rng, clause, split) for clause in clauses]
     say = texts[0] if len(texts) == 1 else rng.choice(CONNECTORS[split]).format(a=texts[0], b=texts[1])
     return {"scene": scene, "say": say, "plan": reference_plan(scene, clauses), "intents": list(chosen)}

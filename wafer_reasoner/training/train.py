@@ -163,7 +163,8 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     Path("runs").mkdir(exist_ok=True)
-    torch.save({"config": result["model"].config.to_dict(), "state": result["model"].state_dict()}, Path("runs") / "planner.pt")
+    checkpoint = {"config": result["model"].config.to_dict(), "state": result["model"].state_dict()}
+    torch.save(checkpoint, Path("runs") / "planner.pt")
     (out / "training_log.json").write_text(json.dumps(result["log"], indent=1))
     if not args.no_export:
         from wafer_reasoner.training.export import export_model

@@ -23,7 +23,8 @@ def corpus_words() -> set:
     texts += ["the nearest closest farthest near next to by"]
     for train, heldout in [*corpus.TEMPLATES.values(), corpus.CONNECTORS]:
         texts += [t.replace("{", " ").replace("}", " ") for t in train + heldout]
-    return {word for text in texts for word in utterance_words(text)} - set(DIGITS) - {"o", "d", "p", "n", "a", "b"} | {"a"}
+    placeholders = {"o", "d", "p", "n", "b"}  # template fields; "a" is a real word as well as a field
+    return {word for text in texts for word in utterance_words(text)} - set(DIGITS) - placeholders
 
 
 def build_tokenizer() -> Tokenizer:
