@@ -1,0 +1,92 @@
+"""Launch reasoner_node alone (the robot, Gazebo or sim_world provide the rest).
+
+    ros2 launch wafer_reasoner reasoner.launch.py
+    ros2 launch wafer_reasoner reasoner.launch.py params_file:=/path/my_reasoner.yaml use_sim_time:=true
+    ros2 launch wafer_reasoner reasoner.launch.py namespace:=robot1 cmd_vel_topic:=/diff_drive/cmd_vel
+
+Arguments (``ros2 launch wafer_reasoner reasoner.launch.py --show-args``):
+
+* ``params_file``: the node's parameters; default ``share/wafer_reasoner/config/reasoner.yaml``. Model folder,
+  semantic map, safety limits and executor settings live there (README, section Parameters).
+* ``use_sim_time``: take time from ``/clock`` (Gazebo, or sim_world with ``publish_clock:=true``).
+* ``namespace``: push the node and its relative topics into a namespace (``/diagnostics`` stays global).
+* ``log_level``: ``debug``, ``info``, ``warn``, ``error`` or ``fatal``.
+
+Remappings. The node uses relative topic names; the ``*_topic`` arguments remap the ones that most often differ
+between robots (their defaults are the node's own names, i.e. no change):
+
+=====================  ==========================  ====================================================
+argument               node topic                  typical target
+=====================  ==========================  ====================================================
+speech_topic           speech/transcript           your speech-to-text node's output
+perception_topic       perception/objects          your detector's JSON scene (README, Topics)
+odom_topic             odom                        ``/odom``, ``/diff_drive_controller/odom``
+cmd_vel_topic          cmd_vel                     ``/cmd_vel``, ros_gz_bridge's ``/model/<robot>/cmd_vel``
+goal_pose_topic        goal_pose                   Nav2's ``/goal_pose``
+=====================  ==========================  ====================================================
+
+Other topics (``manipulator/target_pose``, ``manipulator/status``, ``gripper/commands``, ``say``,
+``reasoner/plan``) keep their names; remap them in a launch file of your own with
+``remappings=[("gripper/commands", "/gripper_controller/commands")]``.
+"""
+
+# noqa on the next line: ruff takes `launch` for this repository's launch/ folder (first party)
+from launch import LaunchDescription  # noqa: I001
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+
+PACKAGE = "wafer_reasoner"
+
+# (launch argument, the node's topic, description)
+TOPIC_ARGUMENTS = (
+    ("speech_topic", "speech/transcript", "Topic of the utterances (std_msgs/String), one per message."),
+    ("perception_topic", "perception/objects", "Topic of the JSON scene (std_msgs/String)."),
+    ("odom_topic", "odom", "Odometry of the robot base (nav_msgs/Odometry), in the scene frame."),
+    ("cmd_vel_topic", "cmd_vel", "Velocity commands for the base (geometry_msgs/Twist)."),
+    ("goal_pose_topic", "goal_pose", "Navigation goals (geometry_msgs/PoseStamped), e.g. Nav2's /goal_pose."),
+)
+
+
+def generate_launch_description() -> LaunchDescription:
+    arguments = [
+        DeclareLaunchArgument(
+            "params_file",
+            default_value=PathJoinSubstitution([FindPackageShare(PACKAGE), "config", "reasoner.yaml"]),
+            description="reasoner_node parameters file (model_dir, semantic_map_file, limits.*, executor.*, ...).",
+        ),
+        DeclareLaunchArgument(
+            "use_sim_time",
+            default_value="false",
+            choices=["true", "false"],
+            description="Use /clock (simulation) instead of the system clock.",
+        ),
+        DeclareLaunchArgument("namespace", default_value="", description="Namespace of the node and its topics."),
+        DeclareLaunchArgument(
+            "log_level",
+            default_value="info",
+            choices=["debug", "info", "warn", "error", "fatal"],
+            description="Logging level of reasoner_node.",
+        ),
+    ]
+    arguments += [
+        DeclareLaunchArgument(name, default_value=topic, description=description)
+        for name, topic, description in TOPIC_ARGUMENTS
+    ]
+    node = Node(
+        package=PACKAGE,
+        executable="reasoner_node",
+        name="reasoner_node",
+        namespace=LaunchConfiguration("namespace"),
+        output="screen",
+        emulate_tty=True,
+        parameters=[
+            LaunchConfiguration("params_file"),
+            {"use_sim_time": ParameterValue(LaunchConfiguration("use_sim_time"), value_type=bool)},
+        ],
+        remappings=[(topic, LaunchConfiguration(name)) for name, topic, _ in TOPIC_ARGUMENTS],
+        ros_arguments=["--log-level", LaunchConfiguration("log_level")],
+    )
+    return LaunchDescription([*arguments, node])

@@ -1,0 +1,175 @@
+"""launch/reasoner.launch.py and launch/demo.launch.py.
+
+The structural checks read the files' syntax tree, so they run everywhere. The checks that import the files need
+ROS 2's ``launch`` and ``launch_ros``, which are not on PyPI (the PyPI project named ``launch`` is unrelated):
+they are skipped here and run on a ROS 2 install (colcon test).
+"""
+
+import ast
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+LAUNCH_DIR = REPO / "launch"
+LAUNCH_FILES = {"reasoner": LAUNCH_DIR / "reasoner.launch.py", "demo": LAUNCH_DIR / "demo.launch.py"}
+PACKAGE = "wafer_reasoner"
+EXPECTED_ARGUMENTS = {
+    "reasoner": {
+        "params_file",
+        "use_sim_time",
+        "namespace",
+        "log_level",
+        "speech_topic",
+        "perception_topic",
+        "odom_topic",
+        "cmd_vel_topic",
+        "goal_pose_topic",
+    },
+    "demo": {"scenario", "params_file", "sim_params_file", "use_sim_time", "real_time_factor", "log_level"},
+}
+EXPECTED_EXECUTABLES = {"reasoner": {"reasoner_node"}, "demo": {"sim_world"}}  # demo includes reasoner.launch.py
+
+
+def _console_scripts() -> set:
+    tree = ast.parse((REPO / "setup.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "CONSOLE_SCRIPTS" for t in node.targets):
+            return set(ast.literal_eval(node.value))
+    raise AssertionError("setup.py has no CONSOLE_SCRIPTS")
+
+
+def _calls(tree, name: str) -> list:
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == name
+    ]
+
+
+# ---- without launch: the syntax tree --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("which", sorted(LAUNCH_FILES))
+def test_every_launch_argument_is_declared_with_a_description(which):
+    tree = ast.parse(LAUNCH_FILES[which].read_text())
+    declared = _calls(tree, "DeclareLaunchArgument")
+    assert declared
+    for call in declared:
+        keywords = {k.arg: k.value for k in call.keywords}
+        assert "description" in keywords, ast.unparse(call)
+        assert "default_value" in keywords, ast.unparse(call)
+        if isinstance(keywords["description"], ast.Constant):
+            assert keywords["description"].value.strip()
+    names = {call.args[0].value for call in declared if call.args and isinstance(call.args[0], ast.Constant)}
+    assert {"params_file", "use_sim_time"} <= names
+
+
+@pytest.mark.parametrize("which", sorted(LAUNCH_FILES))
+def test_params_files_default_to_the_package_share_directory(which):
+    text = LAUNCH_FILES[which].read_text()
+    share = r"(FindPackageShare\(PACKAGE\)|share)"
+    assert re.search(rf"PathJoinSubstitution\(\[{share}, \"config\", \"reasoner.yaml\"\]", text)
+    assert 'PACKAGE = "wafer_reasoner"' in text
+    assert "get_package_share_directory" in text or "FindPackageShare(PACKAGE)" in text
+
+
+@pytest.mark.parametrize("which", sorted(LAUNCH_FILES))
+def test_nodes_run_executables_that_setup_py_installs(which):
+    tree = ast.parse(LAUNCH_FILES[which].read_text())
+    executables = set()
+    for call in _calls(tree, "Node"):
+        keywords = {k.arg: k.value for k in call.keywords}
+        assert ast.unparse(keywords["package"]) == "PACKAGE"
+        executables.add(keywords["executable"].value)
+    assert executables == EXPECTED_EXECUTABLES[which]
+    assert executables <= _console_scripts()
+
+
+def test_launch_files_and_params_are_installed_by_setup_py():
+    setup = (REPO / "setup.py").read_text()
+    assert 'glob("launch/*.launch.py")' in setup and 'glob("config/*.yaml")' in setup
+    assert (REPO / "config" / "reasoner.yaml").is_file() and (REPO / "config" / "sim_world.yaml").is_file()
+
+
+# ---- with ROS 2 launch: import and inspect ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ros_launch():
+    pytest.importorskip("launch_ros", reason="ROS 2 launch_ros is not installed (it is not on PyPI)")
+    launch = pytest.importorskip("launch", reason="ROS 2 launch is not installed (it is not on PyPI)")
+    if not hasattr(launch, "LaunchDescription"):
+        pytest.skip("the 'launch' module here is not ROS 2's launch")
+    return launch
+
+
+def _load(which: str):
+    spec = importlib.util.spec_from_file_location(f"{which}_launch", LAUNCH_FILES[which])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.generate_launch_description()
+
+
+@pytest.mark.parametrize("which", sorted(LAUNCH_FILES))
+def test_launch_description_declares_the_documented_arguments(ros_launch, which):
+    description = _load(which)
+    assert isinstance(description, ros_launch.LaunchDescription)
+    arguments = {argument.name: argument for argument in description.get_launch_arguments()}
+    assert set(arguments) >= EXPECTED_ARGUMENTS[which]
+    for name, argument in arguments.items():
+        assert argument.description and argument.description != "no description given", name
+    assert set(arguments["use_sim_time"].choices) == {"true", "false"}
+
+
+@pytest.mark.parametrize("which", sorted(LAUNCH_FILES))
+def test_launch_description_runs_our_executables(ros_launch, which):
+    from launch.utilities import normalize_to_list_of_substitutions, perform_substitutions
+    from launch_ros.actions import Node
+
+    context = ros_launch.LaunchContext()
+
+    def text(value) -> str:  # Node keeps package/executable as given: text or substitutions
+        return perform_substitutions(context, normalize_to_list_of_substitutions(value))
+
+    nodes = [entity for entity in _load(which).entities if isinstance(entity, Node)]
+    assert {text(node.node_package) for node in nodes} == {PACKAGE}
+    executables = {text(node.node_executable) for node in nodes}
+    assert executables == EXPECTED_EXECUTABLES[which]
+    assert executables <= _console_scripts()
+
+
+def test_demo_includes_the_reasoner_launch_file(ros_launch):
+    from launch.actions import IncludeLaunchDescription
+
+    includes = [entity for entity in _load("demo").entities if isinstance(entity, IncludeLaunchDescription)]
+    assert len(includes) == 1
+    forwarded = {perform_text(name) for name, _ in includes[0].launch_arguments}
+    assert forwarded >= {"params_file", "use_sim_time"}
+
+
+def test_reasoner_topic_arguments_default_to_the_node_topic_names(ros_launch):
+    from launch.utilities import perform_substitutions
+
+    context = ros_launch.LaunchContext()
+    arguments = {argument.name: argument for argument in _load("reasoner").get_launch_arguments()}
+    topics = [name for name in arguments if name.endswith("_topic")]
+    defaults = {name: perform_substitutions(context, arguments[name].default_value) for name in topics}
+    assert defaults == {
+        "speech_topic": "speech/transcript",
+        "perception_topic": "perception/objects",
+        "odom_topic": "odom",
+        "cmd_vel_topic": "cmd_vel",
+        "goal_pose_topic": "goal_pose",
+    }
+
+
+def perform_text(value) -> str:
+    """A launch argument name given as text or as a one-element substitution list."""
+    if isinstance(value, str):
+        return value
+    from launch.substitutions import TextSubstitution
+
+    return "".join(part.text for part in value if isinstance(part, TextSubstitution))

@@ -1,0 +1,563 @@
+"""reasoner_node: spoken requests in, verified plans out, executed step by step. A thin shell around the pure core.
+
+Callbacks convert the message (``conversions.py``), call the core (``planner.query.answer``, ``planner.executor``)
+and publish what it returns; all behaviour lives in the core. Topics (relative names, remappable; QoS from
+``wafer_reasoner.ros.qos``):
+
+  subscribes  speech/transcript        std_msgs/String             one utterance per message
+              perception/objects       std_msgs/String             JSON scene (planner/scene.py schema)
+              odom                     nav_msgs/Odometry           robot pose (x, y, yaw) in the scene frame
+              manipulator/status       std_msgs/String             'succeeded' / 'failed', one per command
+  publishes   goal_pose                geometry_msgs/PoseStamped   navigation goals (Nav2's topic)
+              cmd_vel                  geometry_msgs/Twist         rotations and stops, clamped to the caps
+              manipulator/target_pose  geometry_msgs/PoseStamped   pick / place / handover points
+              gripper/commands         std_msgs/Float64MultiArray  [1.0] open, [0.0] close (as sim_world)
+              say                      std_msgs/String             questions, refusals, failures (for TTS)
+              reasoner/plan            std_msgs/String             JSON stream: {"type": "plan" | "event", ...}
+              /diagnostics             diagnostic_msgs/DiagnosticArray   ~1 Hz
+
+Every time is the node clock, so ``use_sim_time`` works. The README (sections Topics, Parameters) documents the
+JSON stream and every parameter; ``config/reasoner.yaml`` mirrors ``PARAMETERS`` below.
+
+Lifecycle-ready: this is a plain ``rclpy.node.Node`` so ``ros2 run`` and plain launch files work, but set-up is
+split the way a managed node splits it: ``_configure()`` loads the model, the semantic map, the safety limits
+and builds the executor (what ``on_configure`` would do); ``_activate()`` creates publishers, subscriptions and
+timers (``on_activate``). Moving to ``rclpy.lifecycle.LifecycleNode`` is mechanical: call them from the
+transition callbacks and return FAILURE instead of raising.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections import deque
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import rclpy
+import yaml
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PoseStamped, Twist
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
+from rclpy.exceptions import ParameterException
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from std_msgs.msg import Float64MultiArray, String
+
+from wafer_reasoner.engine.planner_model import ModelLoadError
+from wafer_reasoner.planner.executor import (
+    ArmTarget,
+    CancelGoals,
+    Executor,
+    GripperCommand,
+    NavigationGoal,
+    PlanEvent,
+    PlanEventKind,
+    Say,
+    VelocityCommand,
+)
+from wafer_reasoner.planner.limits import LimitsError, SafetyLimits
+from wafer_reasoner.planner.query import PlanResult, PlanStatus, answer, utterance_problem
+from wafer_reasoner.planner.scene import RobotPose, Scene, SceneError, load_places, parse_perception_json
+from wafer_reasoner.planner.stop_command import is_stop_command
+from wafer_reasoner.ros import conversions
+from wafer_reasoner.ros.qos import COMMAND_QOS, SENSOR_QOS
+
+NODE_NAME = "reasoner_node"
+PACKAGE = "wafer_reasoner"
+SEMANTIC_MAP_FILE = "semantic_map.yaml"
+NO_SCENE_REASON = "I can't see anything yet."
+GRASP_FAILED_REASON = "I couldn't grasp it."
+WARN_THROTTLE_S = 5.0  # repeated warnings (bad perception, bad odom) at most this often
+LOG_UTTERANCE_CHARS = 80
+
+UNKNOWN_POSE = RobotPose(math.nan, math.nan, math.nan)  # until the first odom: the verifier refuses to move
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter: its default (which fixes its type), description and optional range."""
+
+    default: object
+    description: str
+    low: float | int | None = None
+    high: float | int | None = None
+
+
+# Every parameter of the node; config/reasoner.yaml mirrors this exactly (test_reasoner_node checks it).
+PARAMETERS = {
+    "model_dir": Param(
+        "", "Folder with planner.onnx, genai_config.json and tokenizer.json. Empty: the model shipped in the package."
+    ),
+    "engine_threads": Param(1, "onnxruntime intra-op threads for the planner model.", 1, 64),
+    "semantic_map_file": Param(
+        "",
+        "YAML with the named places ({places: [{name, x, y, yaw}]}, map frame). Empty: the package's "
+        "config/semantic_map.yaml (share directory, else the source tree).",
+    ),
+    "control_rate_hz": Param(20.0, "Executor tick rate (timeouts, waits, rotation keep-alive), Hz.", 1.0, 200.0),
+    "diagnostics_rate_hz": Param(1.0, "/diagnostics publishing rate, Hz.", 0.1, 10.0),
+    "manipulator_replies_to_gripper": Param(
+        True,
+        "The manipulator answers every gripper command on manipulator/status too (sim_world does). "
+        "False: only arm targets get a reply.",
+    ),
+    "executor.nav_tolerance_m": Param(0.2, "A navigate step is done within this distance of its goal, m.", 0.01, 2.0),
+    "executor.nav_timeout_s": Param(
+        60.0,
+        "A navigate/rotate step fails after this long; follow gives up after not seeing the person this long, s.",
+        1.0,
+        3600.0,
+    ),
+    "executor.manip_timeout_s": Param(30.0, "An arm or gripper action fails after this long, s.", 1.0, 600.0),
+    "executor.yaw_tolerance_rad": Param(0.05236, "A rotate step is done within this angle, rad.", 0.001, 0.5),
+    "limits.workspace_min_x_m": Param(
+        -10.0, "Navigation goals must lie inside the workspace box (scene frame), m.", -10000.0, 10000.0
+    ),
+    "limits.workspace_max_x_m": Param(10.0, "Workspace box, upper x, m.", -10000.0, 10000.0),
+    "limits.workspace_min_y_m": Param(-10.0, "Workspace box, lower y, m.", -10000.0, 10000.0),
+    "limits.workspace_max_y_m": Param(10.0, "Workspace box, upper y, m.", -10000.0, 10000.0),
+    "limits.max_linear_speed_mps": Param(0.5, "Cap on |linear speed| of every cmd_vel, m/s.", 0.01, 5.0),
+    "limits.max_angular_speed_radps": Param(1.0, "Cap on |angular speed| of every cmd_vel, rad/s.", 0.01, 10.0),
+    "limits.max_scene_age_s": Param(2.0, "Perception older than this is not planned against, s.", 0.05, 60.0),
+    "limits.max_wait_s": Param(60.0, "Longest wait() step, s.", 0.0, 3600.0),
+    "limits.max_rotate_deg": Param(360.0, "Largest |rotate()| step, degrees.", 1.0, 3600.0),
+    "limits.standoff_m": Param(0.6, "Distance of the stand-off pose from a navigation target, m.", 0.0, 5.0),
+    "limits.max_reach_m": Param(0.9, "Horizontal reach of the arm from the base centre, m.", 0.05, 5.0),
+}
+LIMITS_PREFIX = "limits."
+EXECUTOR_PREFIX = "executor."
+
+
+class ConfigurationError(RuntimeError):
+    """Parameters or files the node cannot start with; the message says which and how to fix it."""
+
+
+def _descriptor(param: Param) -> ParameterDescriptor:
+    kinds = {
+        bool: ParameterType.PARAMETER_BOOL,
+        int: ParameterType.PARAMETER_INTEGER,
+        float: ParameterType.PARAMETER_DOUBLE,
+        str: ParameterType.PARAMETER_STRING,
+    }
+    descriptor = ParameterDescriptor(type=kinds[type(param.default)], description=param.description, read_only=True)
+    if isinstance(param.default, float) and param.low is not None:
+        descriptor.floating_point_range = [FloatingPointRange(from_value=param.low, to_value=param.high, step=0.0)]
+    elif isinstance(param.default, int) and not isinstance(param.default, bool) and param.low is not None:
+        descriptor.integer_range = [IntegerRange(from_value=param.low, to_value=param.high, step=1)]
+    return descriptor
+
+
+def package_config_dir() -> str:
+    """share/wafer_reasoner/config when the package is installed (colcon or pip), else the source tree's config/."""
+    try:
+        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+
+        try:
+            shared = os.path.join(get_package_share_directory(PACKAGE), "config")
+            if os.path.isfile(os.path.join(shared, SEMANTIC_MAP_FILE)):
+                return shared
+        except (PackageNotFoundError, ValueError, LookupError, OSError):  # OSError: AMENT_PREFIX_PATH unset
+            pass
+    except ImportError:
+        pass
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "config")
+
+
+def load_semantic_map(path: str) -> tuple:
+    """Named places from a semantic map YAML; ConfigurationError naming the file when it cannot be used."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except (OSError, yaml.YAMLError) as error:
+        raise ConfigurationError(
+            f"cannot read the semantic map {path}: {error}. Set the 'semantic_map_file' parameter to a YAML file "
+            f"with 'places: [{{name, x, y, yaw}}]'."
+        ) from None
+    try:
+        return load_places(data)
+    except SceneError as error:
+        raise ConfigurationError(f"bad semantic map {path}: {error}") from None
+
+
+def no_scene_result(utterance: str) -> PlanResult:
+    """The answer to a valid, non-stop utterance before any perception arrived: rejected, model not called."""
+    return PlanResult(
+        utterance=" ".join(utterance.split()),
+        plan="",
+        steps=(),
+        status=PlanStatus.REJECTED,
+        reasons=(NO_SCENE_REASON,),
+        timings_ms=MappingProxyType({"host_total_ms": 0.0, "prefill_ms": 0.0, "decode_ms": 0.0}),
+    )
+
+
+def _short(text: str) -> str:
+    text = text if isinstance(text, str) else repr(text)
+    return text if len(text) <= LOG_UTTERANCE_CHARS else f"{text[:LOG_UTTERANCE_CHARS]}... ({len(text)} chars)"
+
+
+# ---- matching manipulator replies to commands (pure) ----------------------------------------------------------
+
+ARM, GRIPPER_OPEN, GRIPPER_CLOSE = "arm", "gripper_open", "gripper_close"
+STALE, UNEXPECTED = "stale", "unexpected"
+
+
+@dataclass
+class _Sent:
+    kind: str  # ARM, GRIPPER_OPEN or GRIPPER_CLOSE
+    sent_s: float
+    stale: bool = False  # sent before a CancelGoals: its reply belongs to a plan that ended
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a manipulator/status message answers: ``kind`` is ARM, GRIPPER_*, STALE or UNEXPECTED."""
+
+    kind: str
+    succeeded: bool
+    released: tuple = ()  # base commands held back until this grasp finished (GRIPPER_CLOSE succeeded)
+
+
+class ManipulatorLink:
+    """Matches manipulator/status replies to the commands they answer, and keeps the base still while grasping.
+
+    The manipulator replies once per command, in order (sim_world's contract); the executor expects one status
+    per arm step. So: replies to arm targets go to the executor; replies to commands sent before a CancelGoals
+    are dropped (STALE); gripper replies are not the executor's. The executor moves on to the next step as soon
+    as a pick's arm target is reached and the close command is sent; driving off while the fingers close would
+    stow the arm and miss the object, so base commands (goals, non-zero velocities) are held back until the
+    close reply and released on success (``Reply.released``); a failed or overdue close drops them.
+    """
+
+    def __init__(self, *, gripper_replies: bool = True) -> None:
+        self.gripper_replies = gripper_replies  # False: the manipulator answers arm targets only
+        self._sent: deque = deque()  # _Sent records, oldest first
+        self._held: list = []  # base commands waiting for the grasp to finish
+
+    @property
+    def closing(self) -> bool:
+        """A gripper close of the current plan is in flight."""
+        return any(item.kind == GRIPPER_CLOSE and not item.stale for item in self._sent)
+
+    @property
+    def held_back(self) -> int:
+        return len(self._held)
+
+    def sent_arm(self, now_s: float) -> None:
+        self._sent.append(_Sent(ARM, now_s))
+
+    def sent_gripper(self, *, open_: bool, now_s: float) -> None:
+        if self.gripper_replies:
+            self._sent.append(_Sent(GRIPPER_OPEN if open_ else GRIPPER_CLOSE, now_s))
+
+    def hold(self, command) -> bool:
+        """Keep a base command back while a grasp is in flight; True when it was held."""
+        moving = isinstance(command, NavigationGoal) or (
+            isinstance(command, VelocityCommand) and (command.linear_mps != 0.0 or command.angular_radps != 0.0)
+        )
+        if moving and self.closing:
+            if isinstance(command, VelocityCommand):  # only the latest velocity matters
+                self._held = [held for held in self._held if not isinstance(held, VelocityCommand)]
+            self._held.append(command)
+            return True
+        return False
+
+    def cancel(self) -> None:
+        """Everything in flight now belongs to an ended plan; held base commands are dropped."""
+        for item in self._sent:
+            item.stale = True
+        self._held.clear()
+
+    def on_reply(self, status: str) -> Reply:
+        succeeded = status == "succeeded"
+        if not self._sent:
+            return Reply(UNEXPECTED, succeeded)
+        item = self._sent.popleft()
+        if item.stale:
+            return Reply(STALE, succeeded)
+        if item.kind == GRIPPER_CLOSE:
+            released, self._held = tuple(self._held) if succeeded else (), []
+            return Reply(GRIPPER_CLOSE, succeeded, released)
+        return Reply(item.kind, succeeded)
+
+    def grasp_overdue(self, now_s: float, timeout_s: float) -> bool:
+        return any(
+            item.kind == GRIPPER_CLOSE and not item.stale and now_s - item.sent_s > timeout_s for item in self._sent
+        )
+
+
+# ---- the node -------------------------------------------------------------------------------------------------
+
+
+class ReasonerNode(Node):
+    """Plans each utterance with the query core and runs the plan with the executor; publishes what they return."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(NODE_NAME, **kwargs)
+        for name, param in PARAMETERS.items():
+            self.declare_parameter(name, param.default, _descriptor(param))
+        self._configure()
+        self._activate()
+
+    def _param(self, name: str):
+        return self.get_parameter(name).value
+
+    # ---- set-up (lifecycle: on_configure / on_activate) -----------------------------------------------------
+
+    def _configure(self) -> None:
+        """Limits, executor, semantic map, model; raises ConfigurationError / ModelLoadError with the fix."""
+        limit_values = {
+            name[len(LIMITS_PREFIX) :]: self._param(name) for name in PARAMETERS if name.startswith(LIMITS_PREFIX)
+        }
+        try:
+            self._limits = SafetyLimits.from_mapping(limit_values)
+        except LimitsError as error:
+            raise ConfigurationError(f"bad 'limits.*' parameters: {error}") from None
+        executor_values = {
+            name[len(EXECUTOR_PREFIX) :]: self._param(name) for name in PARAMETERS if name.startswith(EXECUTOR_PREFIX)
+        }
+        try:
+            self._executor = Executor(self._limits, **executor_values)
+        except ValueError as error:
+            raise ConfigurationError(f"bad 'executor.*' / 'limits.*' parameters: {error}") from None
+        map_file = self._param("semantic_map_file") or os.path.join(package_config_dir(), SEMANTIC_MAP_FILE)
+        self._places = load_semantic_map(map_file)
+        self._link = ManipulatorLink(gripper_replies=self._param("manipulator_replies_to_gripper"))
+
+        from wafer_reasoner.engine.planner_model import PlannerModel  # onnxruntime only where a node runs
+
+        self._model = PlannerModel(self._param("model_dir") or None, threads=self._param("engine_threads"))
+        self._scene: Scene | None = None
+        self._pose = UNKNOWN_POSE
+        self._plans = 0  # plan_id of the latest utterance; ids start at 1
+        self._running_plan_id = 0  # plan_id the executor's events belong to
+        self._last_latency_ms = math.nan
+        self.get_logger().info(
+            f"planner model from {self._model.model_dir}, {len(self._places)} named places from {map_file}; "
+            f"caps {self._limits.max_linear_speed_mps:g} m/s, {self._limits.max_angular_speed_radps:g} rad/s"
+        )
+
+    def _activate(self) -> None:
+        self._goal_pub = self.create_publisher(PoseStamped, "goal_pose", COMMAND_QOS)
+        self._cmd_vel_pub = self.create_publisher(Twist, "cmd_vel", COMMAND_QOS)
+        self._arm_pub = self.create_publisher(PoseStamped, "manipulator/target_pose", COMMAND_QOS)
+        self._gripper_pub = self.create_publisher(Float64MultiArray, "gripper/commands", COMMAND_QOS)
+        self._say_pub = self.create_publisher(String, "say", COMMAND_QOS)
+        self._plan_pub = self.create_publisher(String, "reasoner/plan", COMMAND_QOS)
+        self._diagnostics_pub = self.create_publisher(DiagnosticArray, "/diagnostics", COMMAND_QOS)
+        self.create_subscription(String, "speech/transcript", self._on_speech, COMMAND_QOS)
+        self.create_subscription(String, "perception/objects", self._on_perception, SENSOR_QOS)
+        self.create_subscription(Odometry, "odom", self._on_odom, SENSOR_QOS)
+        self.create_subscription(String, "manipulator/status", self._on_manipulator_status, COMMAND_QOS)
+        self._control_timer = self.create_timer(1.0 / self._param("control_rate_hz"), self._on_control_tick)
+        self._diagnostics_timer = self.create_timer(1.0 / self._param("diagnostics_rate_hz"), self._on_diagnostics)
+
+    # ---- callbacks ------------------------------------------------------------------------------------------
+
+    def _now(self) -> float:
+        return conversions.seconds_from_nanoseconds(self.get_clock().now().nanoseconds)
+
+    def _on_speech(self, msg: String) -> None:
+        now_s, text = self._now(), msg.data
+        stop = is_stop_command(text)
+        if stop:  # before anything else: never wait for the model to stop
+            self._cmd_vel_pub.publish(conversions.zero_twist())
+            self._dispatch(self._executor.stop(now_s), now_s)
+        scene = (self._scene if self._scene is not None else Scene()).with_robot(self._pose)
+        if self._scene is None and not stop and not utterance_problem(text):
+            result = no_scene_result(text)
+        else:
+            result = answer(self._model, scene, text, self._limits, now_s=now_s)
+        self._plans += 1
+        self._last_latency_ms = result.timings_ms.get("host_total_ms", math.nan)
+        self._plan_pub.publish(conversions.plan_result_to_msg(result, plan_id=self._plans, stamp_s=now_s))
+        self.get_logger().info(
+            f"'{_short(result.utterance)}' -> {result.status.value}: {result.plan or '-'}"
+            f"{' | ' + ' '.join(result.reasons) if result.reasons else ''} ({self._last_latency_ms:.0f} ms)"
+        )
+        if result.status is PlanStatus.OK and not stop:
+            preempted_id, self._running_plan_id = self._running_plan_id, self._plans
+            commands = self._executor.start(result.steps, scene, now_s)
+            self._dispatch(commands, now_s, preempted_plan_id=preempted_id)
+        elif result.status is not PlanStatus.OK:  # clarify: the question; rejected: the reasons
+            self._say(" ".join(result.reasons))
+
+    def _on_perception(self, msg: String) -> None:
+        now_s = self._now()
+        try:
+            scene = parse_perception_json(msg.data, places=self._places, robot=self._pose)
+        except SceneError as error:
+            self.get_logger().warning(
+                f"perception/objects ignored, keeping the previous scene: {error}",
+                throttle_duration_sec=WARN_THROTTLE_S,
+            )
+            return
+        self._scene = scene
+        self._dispatch(self._executor.on_scene(scene, now_s), now_s)
+
+    def _on_odom(self, msg: Odometry) -> None:
+        pose = conversions.pose_from_odometry(msg)
+        if pose is None:
+            self.get_logger().warning("odom ignored: non-finite pose", throttle_duration_sec=WARN_THROTTLE_S)
+            return
+        now_s = self._now()
+        self._pose = pose
+        self._dispatch(self._executor.on_odom(pose, now_s), now_s)
+
+    def _on_manipulator_status(self, msg: String) -> None:
+        now_s, status = self._now(), msg.data.strip().lower()
+        reply = self._link.on_reply(status)
+        if reply.kind == ARM:
+            self._dispatch(self._executor.on_manipulator_status(status, now_s), now_s)
+        elif reply.kind == GRIPPER_CLOSE and reply.succeeded:
+            self._dispatch(reply.released, now_s)
+        elif reply.kind == GRIPPER_CLOSE:
+            self._grasp_failed(now_s, "the gripper reported 'failed'")
+        elif reply.kind == UNEXPECTED:
+            self.get_logger().warning(f"manipulator/status '{_short(msg.data)}' answers no command; ignored")
+        else:  # a stale reply, or an open (sim_world fails an open preempted by the next arm target)
+            self.get_logger().debug(f"manipulator/status '{_short(msg.data)}' ({reply.kind}) ignored")
+
+    def _on_control_tick(self) -> None:
+        now_s = self._now()
+        if self._link.grasp_overdue(now_s, self._executor.manip_timeout_s):
+            self._grasp_failed(now_s, "no reply to the gripper close command")
+        self._dispatch(self._executor.tick(now_s), now_s)
+
+    def _grasp_failed(self, now_s: float, why: str) -> None:
+        self.get_logger().warning(f"grasp failed ({why}); stopping the plan")
+        self._dispatch(self._executor.stop(now_s), now_s)
+        self._say(GRASP_FAILED_REASON)
+
+    def _on_diagnostics(self) -> None:
+        now_s = self._now()
+        scene_age_s = now_s - self._scene.stamp_s if self._scene is not None else math.nan
+        pose_known = math.isfinite(self._pose.x)
+        problems = []
+        if self._scene is None:
+            problems.append("no perception yet")
+        elif not scene_age_s <= self._limits.max_scene_age_s:
+            problems.append(f"perception is {scene_age_s:.1f} s old")
+        if not pose_known:
+            problems.append("no odometry yet")
+        self._diagnostics_pub.publish(
+            conversions.diagnostics_to_msg(
+                name=f"{self.get_name()}: reasoner",
+                hardware_id=str(self._model.model_dir),
+                level="warn" if problems else "ok",
+                message="; ".join(problems) or f"ready, executor {self._executor.state.value}",
+                values={
+                    "model_loaded": True,
+                    "model_dir": self._model.model_dir,
+                    "last_planning_latency_ms": self._last_latency_ms,
+                    "scene_age_s": scene_age_s,
+                    "pose_known": pose_known,
+                    "executor_state": self._executor.state.value,
+                    "current_step_index": self._executor.current_step_index,
+                    "plans_received": self._plans,
+                },
+                stamp_s=now_s,
+            )
+        )
+
+    # ---- publishing -----------------------------------------------------------------------------------------
+
+    def _say(self, text: str) -> None:
+        if text:
+            self._say_pub.publish(String(data=text))
+
+    def _frame(self) -> str:
+        return self._scene.frame_id if self._scene is not None else "map"
+
+    def _dispatch(self, commands, now_s: float, *, preempted_plan_id: int | None = None) -> None:
+        """Publish the executor's commands in order; the only place that turns core commands into messages."""
+        for command in commands:
+            if self._link.hold(command):
+                continue
+            if isinstance(command, NavigationGoal):
+                self._publish_pose(
+                    self._goal_pub,
+                    conversions.navigation_goal_to_pose(command, frame_id=self._frame(), stamp_s=now_s),
+                    "goal_pose",
+                )
+            elif isinstance(command, VelocityCommand):
+                twist = conversions.velocity_to_twist(
+                    command,
+                    max_linear_mps=self._limits.max_linear_speed_mps,
+                    max_angular_radps=self._limits.max_angular_speed_radps,
+                )
+                if twist is None:
+                    self.get_logger().warning("non-finite velocity command replaced by a stop")
+                    twist = conversions.zero_twist()
+                self._cmd_vel_pub.publish(twist)
+            elif isinstance(command, ArmTarget):
+                self._link.sent_arm(now_s)
+                self._publish_pose(
+                    self._arm_pub,
+                    conversions.arm_target_to_pose(command, robot=self._pose, frame_id=self._frame(), stamp_s=now_s),
+                    "manipulator/target_pose",
+                )
+            elif isinstance(command, GripperCommand):
+                self._link.sent_gripper(open_=command.open, now_s=now_s)
+                self._gripper_pub.publish(conversions.gripper_command_to_msg(command))
+            elif isinstance(command, CancelGoals):
+                self._cancel_goals(now_s)
+            elif isinstance(command, Say):
+                self._say(command.text)
+            elif isinstance(command, PlanEvent):
+                plan_id = self._running_plan_id
+                if command.kind is PlanEventKind.PLAN_PREEMPTED and preempted_plan_id is not None:
+                    plan_id = preempted_plan_id
+                self._plan_pub.publish(conversions.plan_event_to_msg(command, plan_id=plan_id, stamp_s=now_s))
+            else:
+                self.get_logger().error(f"unknown executor command {command!r} not published")
+
+    def _publish_pose(self, publisher, msg, topic: str) -> None:
+        if msg is None:  # the executor checks this too; never put a NaN on the wire
+            self.get_logger().warning(f"{topic} not published: non-finite pose")
+            return
+        publisher.publish(msg)
+
+    def _cancel_goals(self, now_s: float) -> None:
+        """goal_pose has no cancel: send the current pose as the goal (Nav2 and sim_world then hold still).
+
+        Manipulator replies still in flight now belong to an ended plan and are dropped when they arrive.
+        The zero cmd_vel that always follows CancelGoals stops a base driven by velocity.
+        """
+        self._link.cancel()
+        pose = self._pose
+        if math.isfinite(pose.x):
+            self._publish_pose(
+                self._goal_pub,
+                conversions.pose_stamped(pose.x, pose.y, pose.yaw, frame_id=self._frame(), stamp_s=now_s),
+                "goal_pose",
+            )
+
+
+def main(args=None) -> int:
+    rclpy.init(args=args)
+    logger = rclpy.logging.get_logger(NODE_NAME)
+    try:
+        node = ReasonerNode()
+    except (ModelLoadError, ConfigurationError, ParameterException) as error:
+        logger.fatal(f"cannot start: {error}")
+        rclpy.try_shutdown()
+        return 1
+    except KeyboardInterrupt:
+        rclpy.try_shutdown()
+        return 0
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
