@@ -274,11 +274,11 @@ def _node_arguments(args, scenario: Path, timeout_s: float) -> dict:
 
 
 def _stream(pipe, sink: list, show: threading.Event) -> None:
-    """Copy the operator's stdout to ours line by line (keeping the lines), until EOF."""
+    """Copy the operator's stdout to ours line by line (keeping the lines), until EOF; not its RESULT line."""
     for raw in iter(pipe.readline, b""):
         line = raw.decode("utf-8", errors="replace").rstrip("\n")
         sink.append(line)
-        if show.is_set():
+        if show.is_set() and not line.startswith("RESULT:"):  # the demo prints the RESULT line last
             print(line, flush=True)
     pipe.close()
 
@@ -314,7 +314,9 @@ def run_demo(args) -> int:
     lines: list = []
     show = threading.Event()
     show.set()
-    previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    # explicit handlers: a shell may start us with SIGINT ignored, and SIGTERM must clean up too
+    previous = {sig: signal.signal(sig, _raise_interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
+    reported = ""  # a node whose death _supervise already reported
     try:
         for name in ("sim_world", "reasoner_node"):
             processes[name] = start_node(name, node_args[name], env, log_path=log_dir / f"{name}.log")
@@ -324,22 +326,28 @@ def run_demo(args) -> int:
         )  # fmt: skip
         reader = threading.Thread(target=_stream, args=(operator.stdout, lines, show), daemon=True)
         reader.start()
-        return _supervise(processes, operator, reader, show, lines, log_dir, timeout_s + STARTUP_ALLOWANCE_S)
+        code, result, reported = _supervise(processes, operator, reader, show, lines, log_dir, timeout_s)
     except (KeyboardInterrupt, _Interrupted):
         show.clear()
-        print("\nRESULT: FAILURE — interrupted; stopping the demo's processes", flush=True)
-        return 130
+        code, result = 130, "RESULT: FAILURE — interrupted; the demo's processes were stopped"
+        print(flush=True)
     finally:
+        for sig in previous:  # a second Ctrl-C must not cut the clean-up short (it ends in SIGKILL anyway)
+            signal.signal(sig, signal.SIG_IGN)
         for name, process in reversed(list(processes.items())):
-            code = stop_process(process)
-            if code not in (0, None, -signal.SIGINT) and name != "demo_operator":
-                print(f"demo: {name} ended with code {code}", flush=True)
-        signal.signal(signal.SIGTERM, previous)
+            ended = stop_process(process)
+            if ended not in (0, None, -signal.SIGINT) and name not in ("demo_operator", reported):
+                print(f"demo: {name} ended with code {ended} (log: {log_dir / f'{name}.log'})", flush=True)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         lease.release()
+    print(result, flush=True)  # always the last line
+    return code
 
 
-def _supervise(processes, operator, reader, show, lines, log_dir: Path, limit_s: float) -> int:
-    """Wait for the operator; fail early when a node dies; return the operator's exit code."""
+def _supervise(processes, operator, reader, show, lines, log_dir: Path, timeout_s: float) -> tuple:
+    """Wait for the operator; fail early when a node dies. (exit code, RESULT line, name of a dead node or "")."""
+    limit_s = timeout_s + STARTUP_ALLOWANCE_S
     deadline = time.monotonic() + limit_s  # the operator ends itself before this; this is the safety net
     while operator.poll() is None:
         for name in ("sim_world", "reasoner_node"):
@@ -348,20 +356,18 @@ def _supervise(processes, operator, reader, show, lines, log_dir: Path, limit_s:
                 show.clear()
                 tail = log_tail(log_dir / f"{name}.log")
                 print(f"--- last lines of {log_dir / f'{name}.log'} ---\n{tail}\n---", flush=True)
-                print(f"RESULT: FAILURE — {name} exited with code {code} before the scenario finished", flush=True)
-                return 1
+                return 1, f"RESULT: FAILURE — {name} exited with code {code} before the scenario finished", name
         if time.monotonic() > deadline:
             show.clear()
-            print(f"RESULT: FAILURE — demo_operator did not finish within {limit_s:g} s", flush=True)
-            return 1
+            return 1, f"RESULT: FAILURE — demo_operator did not finish within {limit_s:g} s", ""
         time.sleep(0.1)
     reader.join(timeout=5.0)
     code = operator.returncode
-    if not any(line.startswith("RESULT:") for line in lines):
+    result = next((line for line in reversed(lines) if line.startswith("RESULT:")), "")
+    if not result:
         print(f"--- last lines of {log_dir / 'demo_operator.log'} ---\n{log_tail(log_dir / 'demo_operator.log')}")
-        print(f"RESULT: FAILURE — demo_operator exited with code {code} without a result", flush=True)
-        return code or 1
-    return code
+        return code or 1, f"RESULT: FAILURE — demo_operator exited with code {code} without a result", ""
+    return code, result, ""
 
 
 def main(argv=None) -> int:
