@@ -257,6 +257,15 @@ def first_zero_velocity(velocities: list, start: int, sent: float):
     return None
 
 
+def refused_plan(plans: list, start: int, utterance: str) -> bool:
+    """True once the result for ``utterance`` arrived and is not 'ok' (no goal will come)."""
+    for _, msg in plans[start:]:
+        record = json.loads(msg.data)
+        if record.get("type") == "plan" and record.get("utterance") == utterance:
+            return record.get("status") != "ok"
+    return False
+
+
 def run_goal_trials(bench: Bench, count: int, pairs: list, series: Series, planning: list) -> None:
     from wafer_reasoner.planner.scene import parse_perception_json
 
@@ -267,13 +276,15 @@ def run_goal_trials(bench: Bench, count: int, pairs: list, series: Series, plann
         sent = bench.say(utterance)
 
         matching = partial(first_goal_near, bench.goals, seen_goals, (target.x, target.y))
-        if bench.spin_until(lambda match=matching: match() is not None, TRIAL_TIMEOUT_S):
+        refused = partial(refused_plan, bench.plans, seen_plans, utterance)
+        bench.spin_until(lambda match=matching, no=refused: match() is not None or no(), TRIAL_TIMEOUT_S)
+        if matching() is not None:
             series.latencies_ms.append((matching() - sent) * 1e3)
         else:
             results = [json.loads(m.data) for _, m in bench.plans[seen_plans:]]
             plan = next((r for r in results if r.get("type") == "plan"), None)
             why = f"{plan['status']}: {plan['plan'] or plan['reasons']}" if plan else "no plan result"
-            series.misses.append(f"{utterance!r}: no goal near {target_id} ({why})")
+            series.misses.append(f"{utterance!r}: no goal near {target_id} ({why})"[:240])
         for _, msg in bench.plans[seen_plans:]:
             record = json.loads(msg.data)
             host_ms = (record.get("timings_ms") or {}).get("host_total_ms")
