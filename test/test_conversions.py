@@ -204,3 +204,11 @@ def test_diagnostics_values_are_strings_and_nan_is_shown_as_not_available():
         "latency_ms": "12.346",
         "plans": "3",
     }
+
+
+def test_base_velocity_is_planar_speed_and_turn_rate():
+    msg = odometry()
+    msg.twist.twist.linear.x, msg.twist.twist.linear.y, msg.twist.twist.angular.z = 0.3, -0.4, -0.25
+    assert conversions.base_velocity_from_odometry(msg) == (pytest.approx(0.5), -0.25)
+    msg.twist.twist.angular.z = math.nan
+    assert conversions.base_velocity_from_odometry(msg) is None

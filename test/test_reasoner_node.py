@@ -31,7 +31,16 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 
 from wafer_reasoner.engine.planner_model import DEFAULT_MODEL_DIR, MODEL_FILE  # noqa: E402
-from wafer_reasoner.planner.executor import GripperCommand, NavigationGoal, VelocityCommand  # noqa: E402
+from wafer_reasoner.planner.executor import (  # noqa: E402
+    ArmPurpose,
+    ArmTarget,
+    CancelGoals,
+    GripperCommand,
+    NavigationGoal,
+    PlanEvent,
+    PlanEventKind,
+    VelocityCommand,
+)
 from wafer_reasoner.planner.query import MAX_UTTERANCE_CHARS, PlanStatus  # noqa: E402
 from wafer_reasoner.ros import reasoner_node  # noqa: E402
 from wafer_reasoner.ros.qos import COMMAND_QOS, SENSOR_QOS  # noqa: E402
@@ -85,49 +94,79 @@ def test_safety_limit_parameters_are_the_safety_limits_fields():
     assert SafetyLimits.from_mapping(defaults) == SafetyLimits()
 
 
-def test_replies_go_to_the_command_they_answer_and_stale_ones_are_dropped():
-    link = reasoner_node.ManipulatorLink(gripper_replies=True)
-    link.sent_gripper(open_=True, now_s=0.0)
-    link.sent_arm(now_s=0.0)
-    assert link.on_reply("failed").kind == reasoner_node.GRIPPER_OPEN  # sim_world: preempted by the arm target
-    assert link.on_reply("succeeded").kind == reasoner_node.ARM
-    link.sent_arm(now_s=1.0)
-    link.cancel()
-    link.sent_arm(now_s=2.0)
-    assert link.on_reply("succeeded").kind == reasoner_node.STALE
-    assert link.on_reply("failed").kind == reasoner_node.ARM
-    assert link.on_reply("succeeded").kind == reasoner_node.UNEXPECTED
+OPEN, CLOSE = GripperCommand(open=True), GripperCommand(open=False)
+ARM_AT_CUP = ArmTarget(1.0, 0.0, 0.75, ArmPurpose.PICK, 1)
+GOAL = NavigationGoal(1.0, 2.0, 0.0, 2)
 
 
-def test_base_commands_wait_for_the_grasp_and_are_dropped_when_it_fails():
-    link = reasoner_node.ManipulatorLink()
-    goal = NavigationGoal(1.0, 2.0, 0.0, 2)
-    assert not link.hold(goal)  # nothing closing: goes out at once
-    link.sent_gripper(open_=False, now_s=10.0)
-    assert link.closing
-    assert link.hold(goal) and link.hold(VelocityCommand(0.0, 0.5)) and link.hold(VelocityCommand(0.0, 0.4))
-    assert not link.hold(VelocityCommand(0.0, 0.0))  # stopping is never held back
-    assert not link.grasp_overdue(now_s=20.0, timeout_s=30.0) and link.grasp_overdue(now_s=41.0, timeout_s=30.0)
-    reply = link.on_reply("succeeded")
-    assert reply.kind == reasoner_node.GRIPPER_CLOSE and reply.released == (goal, VelocityCommand(0.0, 0.4))
-    link.sent_gripper(open_=False, now_s=50.0)
-    link.hold(goal)
-    assert link.on_reply("failed").released == ()
-    link.sent_gripper(open_=False, now_s=60.0)
-    link.hold(goal)
-    link.cancel()
-    assert not link.closing and link.held_back == 0
+def test_arm_waits_for_the_base_to_stand_still_and_for_the_gripper():
+    gate = reasoner_node.MotionGate()
+    assert gate.on_base_velocity(0.3, 0.0, now_s=0.0) == ()  # driving
+    assert gate.submit(OPEN, now_s=0.0) == () and gate.submit(ARM_AT_CUP, now_s=0.0) == ()
+    assert gate.submit(PlanEvent(PlanEventKind.STEP_STARTED, 1, "pick(obj:cup_1)"), now_s=0.0) != ()  # not motion
+    assert gate.on_base_velocity(0.05, 0.0, now_s=0.1) == ()  # still settling
+    assert gate.on_base_velocity(0.0, 0.0, now_s=0.2) == (OPEN,)  # the arm waits for the open
+    reply = gate.on_reply("succeeded", now_s=1.2)
+    assert (reply.kind, reply.released) == (reasoner_node.GRIPPER_OPEN, (ARM_AT_CUP,))
+    reply = gate.on_reply("succeeded", now_s=2.2)
+    assert (reply.kind, reply.succeeded, reply.released) == (reasoner_node.ARM, True, ())
+
+
+def test_base_waits_for_the_grasp_and_a_failed_grasp_releases_nothing():
+    gate = reasoner_node.MotionGate()
+    assert gate.submit(CLOSE, now_s=0.0) == (CLOSE,)
+    assert gate.submit(GOAL, now_s=0.0) == ()
+    assert gate.submit(VelocityCommand(0.0, 0.5), now_s=0.0) == ()
+    assert gate.submit(VelocityCommand(0.0, 0.4), now_s=0.0) == ()
+    assert gate.held == (GOAL, VelocityCommand(0.0, 0.4))  # only the newest velocity is kept
+    assert gate.on_reply("succeeded", now_s=1.0).released == (GOAL, VelocityCommand(0.0, 0.4))
+    gate.submit(CLOSE, now_s=2.0)
+    gate.submit(GOAL, now_s=2.0)
+    reply = gate.on_reply("failed", now_s=3.0)
+    assert (reply.kind, reply.succeeded, reply.released) == (reasoner_node.GRIPPER_CLOSE, False, ())
+    assert gate.held == (GOAL,)  # the node stops the plan, which cancels
+    gate.cancel()
+    assert gate.held == ()
+
+
+def test_stopping_is_never_held_back():
+    gate = reasoner_node.MotionGate()
+    gate.submit(CLOSE, now_s=0.0)
+    gate.submit(VelocityCommand(0.0, 0.5), now_s=0.0)
+    assert gate.submit(VelocityCommand(0.0, 0.0), now_s=0.0) == (VelocityCommand(0.0, 0.0),)
+    assert gate.held == ()  # the held turn is dropped: the latest word was stop
+    assert gate.submit(CancelGoals(), now_s=0.0) == (CancelGoals(),)
+
+
+def test_replies_to_cancelled_commands_are_dropped_and_unexpected_ones_reported():
+    gate = reasoner_node.MotionGate()
+    gate.submit(ARM_AT_CUP, now_s=0.0)
+    gate.cancel()
+    assert gate.submit(GOAL, now_s=0.5) == (GOAL,)  # a stale arm motion does not hold the new plan back
+    gate.submit(ARM_AT_CUP, now_s=1.0)
+    assert gate.on_reply("succeeded", now_s=1.5).kind == reasoner_node.STALE
+    assert gate.on_reply("failed", now_s=2.0).kind == reasoner_node.ARM
+    assert gate.on_reply("succeeded", now_s=2.5).kind == reasoner_node.UNEXPECTED
+
+
+def test_an_unanswered_gripper_command_expires_as_failed():
+    gate = reasoner_node.MotionGate()
+    gate.submit(CLOSE, now_s=10.0)
+    gate.submit(GOAL, now_s=10.0)
+    assert gate.expire(now_s=20.0, timeout_s=30.0) is None
+    expired = gate.expire(now_s=41.0, timeout_s=30.0)
+    assert (expired.kind, expired.succeeded) == (reasoner_node.GRIPPER_CLOSE, False)
+    gate.submit(ARM_AT_CUP, now_s=50.0)
+    assert gate.expire(now_s=500.0, timeout_s=30.0) is None  # arm timeouts are the executor's
 
 
 def test_without_gripper_replies_only_arm_targets_are_matched():
-    link = reasoner_node.ManipulatorLink(gripper_replies=False)
-    link.sent_gripper(open_=True, now_s=0.0)
-    link.sent_arm(now_s=0.0)
-    link.sent_gripper(open_=False, now_s=1.0)
-    assert not link.closing
-    assert link.on_reply("succeeded").kind == reasoner_node.ARM
-    assert not link.hold(NavigationGoal(0.0, 0.0, 0.0, 0))
-    assert GripperCommand(open=True).open  # the executor's type the node converts
+    gate = reasoner_node.MotionGate(gripper_replies=False)
+    assert gate.submit(OPEN, now_s=0.0) == (OPEN,)
+    assert gate.submit(ARM_AT_CUP, now_s=0.0) == (ARM_AT_CUP,)  # not waiting for an answer that never comes
+    assert gate.on_reply("succeeded", now_s=1.0).kind == reasoner_node.ARM
+    assert gate.submit(CLOSE, now_s=1.0) == (CLOSE,)
+    assert gate.submit(GOAL, now_s=1.0) == (GOAL,)
 
 
 # ---- the node in a process ------------------------------------------------------------------------------------

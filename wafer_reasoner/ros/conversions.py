@@ -84,6 +84,14 @@ def pose_from_odometry(msg) -> RobotPose | None:
     return RobotPose(float(p.x), float(p.y), yaw_from_quaternion(q.x, q.y, q.z, q.w))
 
 
+def base_velocity_from_odometry(msg) -> tuple | None:
+    """nav_msgs/Odometry -> (planar speed m/s, turn rate rad/s) of the base; None when not finite."""
+    linear, angular = msg.twist.twist.linear, msg.twist.twist.angular
+    if not _finite(linear.x, linear.y, angular.z):
+        return None
+    return (math.hypot(linear.x, linear.y), float(angular.z))
+
+
 def pose_stamped(x: float, y: float, yaw: float, *, frame_id: str, stamp_s: float, z: float = 0.0):
     """geometry_msgs/PoseStamped at (x, y, z) facing ``yaw``; None when a value is not finite."""
     if not _finite(x, y, z, yaw):

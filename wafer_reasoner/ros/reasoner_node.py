@@ -199,10 +199,12 @@ def _short(text: str) -> str:
     return text if len(text) <= LOG_UTTERANCE_CHARS else f"{text[:LOG_UTTERANCE_CHARS]}... ({len(text)} chars)"
 
 
-# ---- matching manipulator replies to commands (pure) ----------------------------------------------------------
+# ---- keeping the arm and the base apart, matching manipulator replies (pure) ----------------------------------
 
 ARM, GRIPPER_OPEN, GRIPPER_CLOSE = "arm", "gripper_open", "gripper_close"
 STALE, UNEXPECTED = "stale", "unexpected"
+BASE_STILL_MPS = 0.02  # odom speeds at or below these count as standing still
+BASE_STILL_RADPS = 0.05
 
 
 @dataclass
@@ -214,79 +216,116 @@ class _Sent:
 
 @dataclass(frozen=True)
 class Reply:
-    """What a manipulator/status message answers: ``kind`` is ARM, GRIPPER_*, STALE or UNEXPECTED."""
+    """What a manipulator/status message answered: ``kind`` is ARM, GRIPPER_OPEN/CLOSE, STALE or UNEXPECTED."""
 
     kind: str
     succeeded: bool
-    released: tuple = ()  # base commands held back until this grasp finished (GRIPPER_CLOSE succeeded)
+    released: tuple = ()  # held commands that may go out now, in order
 
 
-class ManipulatorLink:
-    """Matches manipulator/status replies to the commands they answer, and keeps the base still while grasping.
+def _is_base_motion(command) -> bool:
+    return isinstance(command, NavigationGoal) or (
+        isinstance(command, VelocityCommand) and (command.linear_mps != 0.0 or command.angular_radps != 0.0)
+    )
 
-    The manipulator replies once per command, in order (sim_world's contract); the executor expects one status
-    per arm step. So: replies to arm targets go to the executor; replies to commands sent before a CancelGoals
-    are dropped (STALE); gripper replies are not the executor's. The executor moves on to the next step as soon
-    as a pick's arm target is reached and the close command is sent; driving off while the fingers close would
-    stow the arm and miss the object, so base commands (goals, non-zero velocities) are held back until the
-    close reply and released on success (``Reply.released``); a failed or overdue close drops them.
+
+def _is_manipulation(command) -> bool:
+    return isinstance(command, (ArmTarget, GripperCommand))
+
+
+class MotionGate:
+    """Never moves the arm and the base at once; matches manipulator/status replies to the commands they answer.
+
+    The executor moves on as soon as a step is done by its own measure: it sends a pick's arm target once odom
+    is within ``nav_tolerance_m`` of the goal (the base may still be settling) and the next navigation goal
+    right after the gripper close command. A base that moves stows the arm (sim_world) or tears the grasp, so
+    motion commands pass through this gate, in order:
+
+    * a base command (goal, non-zero velocity) waits until no arm or gripper command is in flight;
+    * an arm or gripper command waits until odom shows the base standing still and no gripper command is in
+      flight (so the pick's "open" finishes before the arm moves).
+
+    Stopping is never held: a zero velocity passes at once (and drops held velocities) and ``cancel()`` (for
+    CancelGoals) drops everything held and marks what is in flight as stale.
+
+    The manipulator answers every command once, in order (sim_world's contract; with ``gripper_replies=False``
+    only arm targets are answered and gripper commands are not waited for). Replies to arm targets belong to
+    the executor; replies to stale commands are dropped.
     """
 
     def __init__(self, *, gripper_replies: bool = True) -> None:
-        self.gripper_replies = gripper_replies  # False: the manipulator answers arm targets only
-        self._sent: deque = deque()  # _Sent records, oldest first
-        self._held: list = []  # base commands waiting for the grasp to finish
+        self.gripper_replies = gripper_replies
+        self._sent: deque = deque()  # _Sent records in flight, oldest first
+        self._held: deque = deque()  # motion commands not yet published, in order
+        self._base_still = True  # until odom says otherwise
 
     @property
-    def closing(self) -> bool:
-        """A gripper close of the current plan is in flight."""
-        return any(item.kind == GRIPPER_CLOSE and not item.stale for item in self._sent)
+    def held(self) -> tuple:
+        return tuple(self._held)
 
-    @property
-    def held_back(self) -> int:
-        return len(self._held)
+    def _in_flight(self, *kinds) -> bool:
+        return any(not item.stale and item.kind in kinds for item in self._sent)
 
-    def sent_arm(self, now_s: float) -> None:
-        self._sent.append(_Sent(ARM, now_s))
+    def _allowed(self, command) -> bool:
+        if _is_base_motion(command):
+            return not self._in_flight(ARM, GRIPPER_OPEN, GRIPPER_CLOSE)
+        return self._base_still and not self._in_flight(GRIPPER_OPEN, GRIPPER_CLOSE)
 
-    def sent_gripper(self, *, open_: bool, now_s: float) -> None:
-        if self.gripper_replies:
-            self._sent.append(_Sent(GRIPPER_OPEN if open_ else GRIPPER_CLOSE, now_s))
+    def _release(self, now_s: float) -> tuple:
+        released = []
+        while self._held and self._allowed(self._held[0]):
+            command = self._held.popleft()
+            if isinstance(command, ArmTarget):
+                self._sent.append(_Sent(ARM, now_s))
+            elif isinstance(command, GripperCommand) and self.gripper_replies:
+                self._sent.append(_Sent(GRIPPER_OPEN if command.open else GRIPPER_CLOSE, now_s))
+            released.append(command)
+        return tuple(released)
 
-    def hold(self, command) -> bool:
-        """Keep a base command back while a grasp is in flight; True when it was held."""
-        moving = isinstance(command, NavigationGoal) or (
-            isinstance(command, VelocityCommand) and (command.linear_mps != 0.0 or command.angular_radps != 0.0)
-        )
-        if moving and self.closing:
-            if isinstance(command, VelocityCommand):  # only the latest velocity matters
-                self._held = [held for held in self._held if not isinstance(held, VelocityCommand)]
-            self._held.append(command)
-            return True
-        return False
+    def submit(self, command, now_s: float) -> tuple:
+        """The commands to publish now, in order, given one more from the executor (CancelGoals: see cancel())."""
+        if isinstance(command, VelocityCommand) and not _is_base_motion(command):
+            self._held = deque(held for held in self._held if not isinstance(held, VelocityCommand))
+            return (command,)  # stopping is never held back
+        if not (_is_base_motion(command) or _is_manipulation(command)):
+            return (command,)
+        if isinstance(command, VelocityCommand) and self._held and isinstance(self._held[-1], VelocityCommand):
+            self._held.pop()  # a newer velocity replaces a held one
+        self._held.append(command)
+        return self._release(now_s)
 
     def cancel(self) -> None:
-        """Everything in flight now belongs to an ended plan; held base commands are dropped."""
+        """Everything in flight now belongs to an ended plan; nothing held goes out."""
         for item in self._sent:
             item.stale = True
         self._held.clear()
 
-    def on_reply(self, status: str) -> Reply:
+    def on_base_velocity(self, speed_mps: float, turn_radps: float, now_s: float) -> tuple:
+        """Odom's base velocity; returns held commands that may go out now."""
+        self._base_still = abs(speed_mps) <= BASE_STILL_MPS and abs(turn_radps) <= BASE_STILL_RADPS
+        return self._release(now_s)
+
+    def on_reply(self, status: str, now_s: float) -> Reply:
+        """A manipulator/status message. After a failed close nothing is released (the node stops the plan)."""
         succeeded = status == "succeeded"
         if not self._sent:
             return Reply(UNEXPECTED, succeeded)
         item = self._sent.popleft()
         if item.stale:
-            return Reply(STALE, succeeded)
-        if item.kind == GRIPPER_CLOSE:
-            released, self._held = tuple(self._held) if succeeded else (), []
-            return Reply(GRIPPER_CLOSE, succeeded, released)
-        return Reply(item.kind, succeeded)
+            return Reply(STALE, succeeded, self._release(now_s))
+        if item.kind == GRIPPER_CLOSE and not succeeded:
+            return Reply(GRIPPER_CLOSE, False)
+        return Reply(item.kind, succeeded, self._release(now_s))
 
-    def grasp_overdue(self, now_s: float, timeout_s: float) -> bool:
-        return any(
-            item.kind == GRIPPER_CLOSE and not item.stale and now_s - item.sent_s > timeout_s for item in self._sent
-        )
+    def expire(self, now_s: float, timeout_s: float) -> Reply | None:
+        """A gripper command unanswered for ``timeout_s`` counts as failed (arm timeouts are the executor's)."""
+        for item in self._sent:
+            if not item.stale and item.kind != ARM and now_s - item.sent_s > timeout_s:
+                self._sent.remove(item)
+                if item.kind == GRIPPER_CLOSE:
+                    return Reply(GRIPPER_CLOSE, False)
+                return Reply(item.kind, False, self._release(now_s))
+        return None
 
 
 # ---- the node -------------------------------------------------------------------------------------------------
@@ -325,7 +364,7 @@ class ReasonerNode(Node):
             raise ConfigurationError(f"bad 'executor.*' / 'limits.*' parameters: {error}") from None
         map_file = self._param("semantic_map_file") or os.path.join(package_config_dir(), SEMANTIC_MAP_FILE)
         self._places = load_semantic_map(map_file)
-        self._link = ManipulatorLink(gripper_replies=self._param("manipulator_replies_to_gripper"))
+        self._gate = MotionGate(gripper_replies=self._param("manipulator_replies_to_gripper"))
 
         from wafer_reasoner.engine.planner_model import PlannerModel  # onnxruntime only where a node runs
 
@@ -405,30 +444,38 @@ class ReasonerNode(Node):
             return
         now_s = self._now()
         self._pose = pose
+        velocity = conversions.base_velocity_from_odometry(msg)
+        if velocity is not None:
+            self._publish_all(self._gate.on_base_velocity(*velocity, now_s), now_s)
         self._dispatch(self._executor.on_odom(pose, now_s), now_s)
 
     def _on_manipulator_status(self, msg: String) -> None:
         now_s, status = self._now(), msg.data.strip().lower()
-        reply = self._link.on_reply(status)
+        reply = self._gate.on_reply(status, now_s)
+        if reply.kind == UNEXPECTED:
+            self.get_logger().warning(f"manipulator/status '{_short(msg.data)}' answers no command; ignored")
+        self._handle_reply(reply, status, now_s)
+
+    def _handle_reply(self, reply: Reply, status: str, now_s: float) -> None:
+        if reply.kind == GRIPPER_CLOSE and not reply.succeeded:
+            self._grasp_failed(now_s)
+            return
+        if reply.kind == GRIPPER_OPEN and not reply.succeeded:
+            self.get_logger().warning("the gripper did not confirm opening")
+        self._publish_all(reply.released, now_s)
         if reply.kind == ARM:
             self._dispatch(self._executor.on_manipulator_status(status, now_s), now_s)
-        elif reply.kind == GRIPPER_CLOSE and reply.succeeded:
-            self._dispatch(reply.released, now_s)
-        elif reply.kind == GRIPPER_CLOSE:
-            self._grasp_failed(now_s, "the gripper reported 'failed'")
-        elif reply.kind == UNEXPECTED:
-            self.get_logger().warning(f"manipulator/status '{_short(msg.data)}' answers no command; ignored")
-        else:  # a stale reply, or an open (sim_world fails an open preempted by the next arm target)
-            self.get_logger().debug(f"manipulator/status '{_short(msg.data)}' ({reply.kind}) ignored")
 
     def _on_control_tick(self) -> None:
         now_s = self._now()
-        if self._link.grasp_overdue(now_s, self._executor.manip_timeout_s):
-            self._grasp_failed(now_s, "no reply to the gripper close command")
+        expired = self._gate.expire(now_s, self._executor.manip_timeout_s)
+        if expired is not None:
+            self.get_logger().warning(f"no reply to a gripper command ({expired.kind}) in time")
+            self._handle_reply(expired, "failed", now_s)
         self._dispatch(self._executor.tick(now_s), now_s)
 
-    def _grasp_failed(self, now_s: float, why: str) -> None:
-        self.get_logger().warning(f"grasp failed ({why}); stopping the plan")
+    def _grasp_failed(self, now_s: float) -> None:
+        self.get_logger().warning("the gripper did not close on the object; stopping the plan")
         self._dispatch(self._executor.stop(now_s), now_s)
         self._say(GRASP_FAILED_REASON)
 
@@ -473,10 +520,13 @@ class ReasonerNode(Node):
         return self._scene.frame_id if self._scene is not None else "map"
 
     def _dispatch(self, commands, now_s: float, *, preempted_plan_id: int | None = None) -> None:
-        """Publish the executor's commands in order; the only place that turns core commands into messages."""
+        """Publish the executor's commands in order, motion through the gate (it may hold some back)."""
         for command in commands:
-            if self._link.hold(command):
-                continue
+            self._publish_all(self._gate.submit(command, now_s), now_s, preempted_plan_id=preempted_plan_id)
+
+    def _publish_all(self, commands, now_s: float, *, preempted_plan_id: int | None = None) -> None:
+        """The only place that turns core commands into messages."""
+        for command in commands:
             if isinstance(command, NavigationGoal):
                 self._publish_pose(
                     self._goal_pub,
@@ -494,14 +544,12 @@ class ReasonerNode(Node):
                     twist = conversions.zero_twist()
                 self._cmd_vel_pub.publish(twist)
             elif isinstance(command, ArmTarget):
-                self._link.sent_arm(now_s)
                 self._publish_pose(
                     self._arm_pub,
                     conversions.arm_target_to_pose(command, robot=self._pose, frame_id=self._frame(), stamp_s=now_s),
                     "manipulator/target_pose",
                 )
             elif isinstance(command, GripperCommand):
-                self._link.sent_gripper(open_=command.open, now_s=now_s)
                 self._gripper_pub.publish(conversions.gripper_command_to_msg(command))
             elif isinstance(command, CancelGoals):
                 self._cancel_goals(now_s)
@@ -524,10 +572,10 @@ class ReasonerNode(Node):
     def _cancel_goals(self, now_s: float) -> None:
         """goal_pose has no cancel: send the current pose as the goal (Nav2 and sim_world then hold still).
 
-        Manipulator replies still in flight now belong to an ended plan and are dropped when they arrive.
-        The zero cmd_vel that always follows CancelGoals stops a base driven by velocity.
+        Held motion commands are dropped; manipulator replies still in flight belong to an ended plan and are
+        dropped when they arrive. The zero cmd_vel that always follows CancelGoals stops a base driven by velocity.
         """
-        self._link.cancel()
+        self._gate.cancel()
         pose = self._pose
         if math.isfinite(pose.x):
             self._publish_pose(
