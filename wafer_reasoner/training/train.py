@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import time
 from pathlib import Path
@@ -93,10 +94,11 @@ def evaluation_sets(seed: int, count: int):
 
 
 def learning_rate(step: int, total: int, peak: float, warmup: int = 200) -> float:
+    """Linear warm-up, then cosine decay to a tenth of the peak."""
     if step < warmup:
         return peak * (step + 1) / warmup
     progress = min(1.0, (step - warmup) / max(1, total - warmup))
-    return peak * (0.1 + 0.9 * 0.5 * (1 + __import__("math").cos(__import__("math").pi * progress)))
+    return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
 def train(args) -> dict:
@@ -109,6 +111,12 @@ def train(args) -> dict:
         ffn_size=4 * args.hidden,
     )
     model = Planner(config)
+    if args.resume:
+        saved = torch.load(args.resume, map_location="cpu")
+        if saved["config"] != config.to_dict():
+            raise SystemExit(f"{args.resume} has config {saved['config']}, not {config.to_dict()}")
+        model.load_state_dict(saved["state"])
+        print(f"resumed from {args.resume}", flush=True)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01, betas=(0.9, 0.98))
     train_eval, heldout_eval = evaluation_sets(args.seed, args.eval_size)
     log = {"config": config.to_dict(), "parameters": model.num_parameters(), "seed": args.seed, "curve": []}
@@ -118,7 +126,7 @@ def train(args) -> dict:
     step = 0
     while step < args.steps and time.monotonic() < deadline:
         for group in optimizer.param_groups:
-            group["lr"] = learning_rate(step, args.steps, args.lr)
+            group["lr"] = learning_rate(step, args.steps, args.lr, args.warmup)
         input_ids, mask, targets = make_batch(tokenizer, rng, args.batch)
         logits, _ = model(input_ids, mask)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=IGNORE)
@@ -158,6 +166,8 @@ def main(argv=None) -> int:
     parser.add_argument("--eval-every", type=int, default=250)
     parser.add_argument("--eval-size", type=int, default=400)
     parser.add_argument("--no-export", action="store_true", help="train and report only")
+    parser.add_argument("--resume", default=None, help="start from this checkpoint (runs/planner.pt), not scratch")
+    parser.add_argument("--warmup", type=int, default=200, help="learning-rate warm-up steps")
     args = parser.parse_args(argv)
     result = train(args)
     out = Path(args.out)
