@@ -27,6 +27,7 @@ from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 
+from wafer_reasoner import demo  # noqa: E402
 from wafer_reasoner.demo import log_tail, reserve_domain_id, ros_env, start_node, stop_process  # noqa: E402
 from wafer_reasoner.planner.scene import parse_perception_json  # noqa: E402
 from wafer_reasoner.ros.qos import COMMAND_QOS, SENSOR_QOS  # noqa: E402
@@ -198,6 +199,26 @@ def goal_msg(x: float, y: float, yaw: float = 0.0) -> PoseStamped:
 def bearing_error(from_xy, yaw: float, to_xy) -> float:
     turn = math.atan2(to_xy[1] - from_xy[1], to_xy[0] - from_xy[0]) - yaw
     return abs(math.atan2(math.sin(turn), math.cos(turn)))
+
+
+# ---- the demo's process helpers ------------------------------------------------------------------------------
+
+
+def test_reserved_domains_are_exclusive_and_the_environment_is_localhost_only():
+    first = reserve_domain_id()
+    try:
+        second = reserve_domain_id()
+        try:
+            assert first.domain_id != second.domain_id and 1 <= second.domain_id <= 101
+        finally:
+            second.release()
+        env = ros_env(first.domain_id, {"PYTHONPATH": "/elsewhere", "ROS_DOMAIN_ID": "7"})
+        assert env["ROS_DOMAIN_ID"] == str(first.domain_id)
+        assert env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
+        package_parent = str(Path(demo.__file__).resolve().parents[1])
+        assert env["PYTHONPATH"].split(os.pathsep) == [package_parent, "/elsewhere"]  # this copy of the package first
+    finally:
+        first.release()
 
 
 # ---- no trained model needed ---------------------------------------------------------------------------------
