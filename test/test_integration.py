@@ -362,8 +362,9 @@ def test_bring_red_cup_goals_arm_gripper_and_handover_over_dds(domain, tmp_path)
         assert math.dist(targets[1][:2], (user.x, user.y)) == pytest.approx(0.3, abs=0.05)  # hand over short of them
         assert targets[1][2] == pytest.approx(1.0)
         assert [list(m.data) for _, m in probe.heard["gripper"]] == [[1.0], [0.0], [1.0]]  # open, close, open
-        # the pick's open is preempted by its arm target in sim_world (it replies 'failed'); the rest succeed
-        assert [m.data for _, m in probe.heard["status"]].count("succeeded") == 4
+        statuses = [m.data for _, m in probe.heard["status"]]
+        # arm pick, close, arm handover, open succeed (the pick's first open may be preempted by its arm target)
+        assert statuses.count("succeeded") >= 4 and statuses[-1] == "succeeded", statuses
         assert probe.heard["goal_pose"][0][0] < probe.heard["target_pose"][0][0] < probe.heard["goal_pose"][1][0]
     finally:
         stack.close()
