@@ -121,11 +121,18 @@ def main(argv=None) -> int:
     plan.add_argument("--model-dir", default=None, help="folder with planner.onnx (default: the shipped model)")
     evaluate = commands.add_parser("eval", help="held-out accuracy of the shipped model")
     evaluate.add_argument("rest", nargs=argparse.REMAINDER)
+    # prefix_chars="+": every "-..." argument goes to the emulator's own parser (REMAINDER alone stops at options)
+    emulate = commands.add_parser("emulate", help="emulated time on wafer-scale or GPU hardware", prefix_chars="+")
+    emulate.add_argument("rest", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     if args.command == "eval":
         from wafer_reasoner.training.evaluate import main as evaluate_main
 
         return evaluate_main(args.rest)
+    if args.command == "emulate":
+        from wafer_reasoner.emulator.cli import main as emulate_main
+
+        return emulate_main(args.rest)
     return command_plan(args)
 
 

@@ -1,0 +1,112 @@
+"""Finding and checking the emulator's YAML data (config/hardware.yaml, config/target_models.yaml, ...).
+
+Every loader turns a mapping into a frozen dataclass through :func:`build`, which names the file, the entry and
+the field in its error: a missing or unknown field, a non-number, a negative bandwidth, a fraction above 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import yaml
+
+SOURCE_CONFIG = Path(__file__).resolve().parent.parent.parent / "config"
+
+
+class EmulatorDataError(ValueError):
+    """A profile, target or emulator setting is missing, malformed or physically impossible."""
+
+
+def config_file(name: str) -> Path:
+    """``config/<name>`` from the source tree, else from the installed share directory."""
+    candidates = [SOURCE_CONFIG / name]
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        candidates.append(Path(get_package_share_directory("wafer_reasoner")) / "config" / name)
+    except Exception:  # noqa: BLE001 - no ament index outside a ROS environment
+        pass
+    for path in candidates:
+        if path.is_file():
+            return path
+    raise EmulatorDataError(f"cannot find config/{name} (looked in {', '.join(str(p) for p in candidates)})")
+
+
+def read_yaml(path) -> dict:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as error:
+        raise EmulatorDataError(f"cannot read {path}: {error}") from None
+    if not isinstance(data, dict):
+        raise EmulatorDataError(f"{path}: expected a mapping at the top level")
+    return data
+
+
+def _number(where: str, value) -> float:
+    if isinstance(value, str):  # PyYAML (YAML 1.1) reads 2.0e15 without an exponent sign as text
+        try:
+            value = float(value)
+        except ValueError:
+            raise EmulatorDataError(f"{where}: expected a number, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise EmulatorDataError(f"{where}: expected a number, got {value!r}")
+    if not math.isfinite(value):
+        raise EmulatorDataError(f"{where}: expected a finite number, got {value!r}")
+    return value
+
+
+def check_value(where: str, name: str, value, kind: str):
+    """``kind``: 'positive', 'nonnegative', 'fraction' (0 < x <= 1), 'count' (int >= 1), 'text', 'flag'."""
+    label = f"{where}: field '{name}'"
+    if kind == "text":
+        if not isinstance(value, str) or not value.strip():
+            raise EmulatorDataError(f"{label}: expected text, got {value!r}")
+        return value
+    if kind == "flag":
+        if not isinstance(value, bool):
+            raise EmulatorDataError(f"{label}: expected true or false, got {value!r}")
+        return value
+    number = _number(label, value)
+    if kind == "count":
+        if int(number) != number or number < 1:
+            raise EmulatorDataError(f"{label}: expected a whole number >= 1, got {value!r}")
+        return int(number)
+    if kind == "positive" and number <= 0:
+        raise EmulatorDataError(f"{label}: must be > 0, got {value!r}")
+    if kind == "nonnegative" and number < 0:
+        raise EmulatorDataError(f"{label}: must be >= 0, got {value!r}")
+    if kind == "fraction" and not 0 < number <= 1:
+        raise EmulatorDataError(f"{label}: must be in (0, 1], got {value!r}")
+    return float(number)
+
+
+def build(cls, where: str, data: dict, kinds: dict, *, defaults: dict | None = None, sourced: tuple = ()):
+    """Make ``cls`` from ``data``: every field of ``kinds`` checked, unknown keys refused.
+
+    ``sourced``: fields that need an entry in ``data['sources']`` (a short note on where the figure comes from).
+    """
+    if not isinstance(data, dict):
+        raise EmulatorDataError(f"{where}: expected a mapping, got {type(data).__name__}")
+    merged = dict(defaults or {})
+    merged.update(data)
+    field_names = {field.name for field in dataclasses.fields(cls)}
+    unknown = sorted(set(merged) - field_names)
+    if unknown:
+        raise EmulatorDataError(f"{where}: unknown field(s) {', '.join(unknown)}")
+    values = {}
+    for name, kind in kinds.items():
+        if name not in merged:
+            raise EmulatorDataError(f"{where}: missing field '{name}'")
+        values[name] = check_value(where, name, merged[name], kind)
+    sources = merged.get("sources", {})
+    if sourced:
+        if not isinstance(sources, dict):
+            raise EmulatorDataError(f"{where}: 'sources' must map field names to text")
+        missing = [name for name in sourced if not isinstance(sources.get(name), str) or not sources[name].strip()]
+        if missing:
+            raise EmulatorDataError(f"{where}: no source given for {', '.join(missing)} (add them under 'sources')")
+        values["sources"] = tuple(sorted((name, text) for name, text in sources.items()))
+    return cls(**values)
