@@ -119,11 +119,10 @@ def main(argv=None) -> int:
     plan.add_argument("--batch", help="JSON lines of {scene, say}")
     plan.add_argument("--out", help="with --batch: write results here instead of stdout")
     plan.add_argument("--model-dir", default=None, help="folder with planner.onnx (default: the shipped model)")
-    evaluate = commands.add_parser("eval", help="held-out accuracy of the shipped model")
-    evaluate.add_argument("rest", nargs=argparse.REMAINDER)
-    # prefix_chars="+": every "-..." argument goes to the emulator's own parser (REMAINDER alone stops at options)
-    emulate = commands.add_parser("emulate", help="emulated time on wafer-scale or GPU hardware", prefix_chars="+")
-    emulate.add_argument("rest", nargs=argparse.REMAINDER)
+    # prefix_chars="+": every "-..." argument goes to the sub-tool's own parser (REMAINDER alone stops at options)
+    for name, help_text in (("eval", "held-out accuracy of the shipped model"),
+                            ("emulate", "emulated time on wafer-scale or GPU hardware")):
+        commands.add_parser(name, help=help_text, prefix_chars="+").add_argument("rest", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     if args.command == "eval":
         from wafer_reasoner.training.evaluate import main as evaluate_main
