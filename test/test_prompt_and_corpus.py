@@ -44,9 +44,29 @@ def test_prompt_lists_objects_nearest_first_with_tags():
     prompt = build_prompt(room(), "bring me the red cup")
     assert prompt.slot_ids == ("cup_red", "book_1", "cup_blue", "table_1")
     text = " ".join(prompt.tokens)
-    assert "@1 red cup <o0>" in text
-    assert "blue cup near table <o2>" in text
+    assert "@1 * red cup <o0>" in text  # mentioned, and its colour was said
+    assert "@1 blue cup near table <o2>" in text
     assert prompt.tokens[-1] == "<plan>"
+
+
+def test_place_names_are_marked_in_the_utterance_only_when_the_map_has_them():
+    scene = room(places=(NamedPlace("kitchen", 5, 5), NamedPlace("living_room", 1, 1)))
+    prompt = build_prompt(scene, "go to the living room then the kitchen then the garage")
+    said = prompt.tokens[prompt.tokens.index("<say>") + 1:prompt.tokens.index("<scene>")]
+    assert " ".join(said) == "go to the # living room then the # kitchen then the garage"
+
+
+def test_heldout_families_only_use_words_that_training_families_use():
+    from wafer_reasoner.training import corpus
+
+    def words(templates):
+        return {w for t in templates for w in utterance_words(t.replace("{", " ").replace("}", " "))}
+
+    trained = set()
+    for train, _ in [*corpus.TEMPLATES.values(), corpus.CONNECTORS]:
+        trained |= words(train)
+    for name, (_, heldout) in [*corpus.TEMPLATES.items(), ("connectors", corpus.CONNECTORS)]:
+        assert words(heldout) <= trained, (name, words(heldout) - trained)
 
 
 def test_plan_tokens_round_trip_through_slots():

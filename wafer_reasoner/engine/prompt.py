@@ -10,8 +10,11 @@ Why this layout makes grounding learnable by a small model:
 - The utterance comes before the scene, so every object description can attend back to the words that were
   said, and its slot token (``<oK>``, after the description) gathers "was I meant?" from them.
 - Objects are listed nearest-first, so "nearest"/"farthest" is the first/last match.
-- ``@k`` marks an object whose label is the k-th object label mentioned in the utterance (plain string
-  matching done here, not by the model), and ``near L`` names a neighbouring object within 1.2 m.
+- ``@k`` marks an object whose label is the k-th object label mentioned in the utterance, ``*`` an object whose
+  colour was said right before its label, and ``#`` (inside the utterance) words that name a place of the map.
+  This is plain string matching done here, not by the model; the model still decides which mention plays which
+  role, resolves nearest/farthest/near, and detects ambiguity and absence. ``near L`` names the closest object
+  of another label within 1.2 m.
 - The model writes slot tokens, never raw ids: ``<oK>`` is mapped back to the scene id after decoding.
 The fixed part (``<bos> <places> ...``) comes first so its KV state can be computed once and reused.
 """
@@ -25,7 +28,9 @@ from dataclasses import dataclass
 from wafer_reasoner.planner.scene import Scene, distance
 
 PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
-SECTION_TOKENS = ("<places>", "<say>", "<scene>", "<hold>", "<plan>", "none", ",", "near", "_")
+PLACE_MARK = "#"  # in the utterance, before words that name a place of the semantic map
+COLOR_MARK = "*"  # on an object whose colour was said right before its label ("the red cup")
+SECTION_TOKENS = ("<places>", "<say>", "<scene>", "<hold>", "<plan>", "none", ",", "near", "_", PLACE_MARK, COLOR_MARK)
 PLAN_TOKENS = (
     "navigate(", "pick(", "place(", "handover(", "rotate(", "wait(", "stop()", "follow(", "clarify(",
     "obj:", "place:", "person:", "not_found:", "ambiguous:", "unsupported", ")", "; ", ", ", "-", ".", "user",
@@ -106,6 +111,21 @@ def mention_order(words: list, labels) -> dict:
     return order
 
 
+def mark_places(words: list, places) -> list:
+    """Insert PLACE_MARK before each phrase that names a place ('go to the # living room')."""
+    phrases = sorted((label_words(p.name) for p in places), key=len, reverse=True)
+    marked, index = [], 0
+    while index < len(words):
+        phrase = next((p for p in phrases if p and words[index:index + len(p)] == p), None)
+        if phrase is None:
+            marked.append(words[index])
+            index += 1
+        else:
+            marked += [PLACE_MARK, *phrase]
+            index += len(phrase)
+    return marked
+
+
 def near_neighbour(scene: Scene, obj):
     """The closest object of another label within NEAR_RADIUS_M of obj, or None ("the X near the Y")."""
     others = [o for o in scene.objects if o.id != obj.id and o.label != obj.label]
@@ -137,12 +157,14 @@ def build_prompt(scene: Scene, utterance: str) -> Prompt:
     tokens = [BOS, "<places>"]
     for index, place in enumerate(scene.places):
         tokens += ([","] if index else []) + label_words(place.name)
-    tokens += ["<say>", *words, "<scene>"]
+    tokens += ["<say>", *mark_places(words, scene.places), "<scene>"]
     objects = select_objects(scene, mentioned)
     for slot, obj in enumerate(objects):
         order = mentioned.get(obj.label)
         if order is not None and order <= len(MENTION_TOKENS):
             tokens.append(MENTION_TOKENS[order - 1])
+        if obj.color and _find(words, label_words(obj.color) + label_words(obj.label)) >= 0:
+            tokens.append(COLOR_MARK)
         tokens += label_words(obj.color) + label_words(obj.label)
         near = near_neighbour(scene, obj)
         if near is not None:

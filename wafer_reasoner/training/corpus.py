@@ -62,7 +62,7 @@ TEMPLATES = {
         [
             "bring me {o}", "bring {o} to me", "can you bring me {o}", "fetch {o}", "fetch me {o}", "get me {o}",
             "please bring me {o}", "i need {o}", "hand me {o}", "give me {o}", "bring me {o} please",
-            "could you get me {o}", "hey robot bring me {o}", "go get {o} for me", "i want {o}",
+            "could you get me {o}", "hey robot bring me {o}", "go get {o} for me", "i want {o}", "bring {o} over here",
         ],
         [
             "could you please fetch me {o}", "please get me {o}", "can you give me {o}", "robot i need {o} please",
@@ -109,9 +109,12 @@ TEMPLATES = {
         ["please wait {n} seconds", "can you pause {n} seconds"],
     ),
     "follow": (["follow me", "come with me", "please follow me", "come along with me"], ["can you follow me"]),
-    "stop": ([p for p in STOP_PHRASES[:4]], list(STOP_PHRASES[4:])),
-    "unsupported": ([f"{u}" for u in UNSUPPORTED[:17]] + ["please " + u for u in UNSUPPORTED[:6]],
-                    list(UNSUPPORTED[17:]) + ["could you " + u for u in UNSUPPORTED[8:12]]),
+    "stop": (list(STOP_PHRASES), ["please stop right now", "halt now", "robot stop"]),
+    # held out: known requests in new wrappings (a request made of unknown words is issue 3's open vocabulary)
+    "unsupported": (
+        list(UNSUPPORTED) + ["please " + u for u in UNSUPPORTED[:12]],
+        ["could you " + u for u in UNSUPPORTED[8:20]] + ["robot " + u + " please" for u in UNSUPPORTED[:6]],
+    ),
 }
 CONNECTORS = ((["{a} then {b}", "{a} and then {b}", "first {a} then {b}", "{a} and after that {b}"]),
               (["{a} after that {b}", "first {a} and then {b}"]))

@@ -36,8 +36,22 @@ def encode_example(tokenizer, example: dict):
     return ids, targets
 
 
+def length_bucketed_batches(tokenizer, rng: random.Random, batch_size: int, pool: int = 8):
+    """`pool` batches at a time from examples sorted by length: less padding, the same data distribution."""
+    while True:
+        rows = [encode_example(tokenizer, sample_example(rng, 0)) for _ in range(batch_size * pool)]
+        rows.sort(key=lambda row: len(row[0]))
+        batches = [rows[k:k + batch_size] for k in range(0, len(rows), batch_size)]
+        rng.shuffle(batches)
+        yield from (collate(tokenizer, batch) for batch in batches)
+
+
 def make_batch(tokenizer, rng: random.Random, batch_size: int):
-    rows = [encode_example(tokenizer, sample_example(rng, 0)) for _ in range(batch_size)]
+    return collate(tokenizer, [encode_example(tokenizer, sample_example(rng, 0)) for _ in range(batch_size)])
+
+
+def collate(tokenizer, rows: list):
+    batch_size = len(rows)
     width = max(len(ids) for ids, _ in rows)
     input_ids = torch.full((batch_size, width), tokenizer.pad_id, dtype=torch.long)  # [B, S] right-padded
     targets = torch.full((batch_size, width), IGNORE, dtype=torch.long)
@@ -124,10 +138,11 @@ def train(args) -> dict:
     started = time.monotonic()
     deadline = started + args.minutes * 60
     step = 0
+    batches = length_bucketed_batches(tokenizer, rng, args.batch)
     while step < args.steps and time.monotonic() < deadline:
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, args.steps, args.lr, args.warmup)
-        input_ids, mask, targets = make_batch(tokenizer, rng, args.batch)
+        input_ids, mask, targets = next(batches)
         logits, _ = model(input_ids, mask)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=IGNORE)
         optimizer.zero_grad(set_to_none=True)
