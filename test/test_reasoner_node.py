@@ -556,7 +556,9 @@ def test_d_bring_me_the_red_cup_sends_a_goal_near_the_red_cup(reasoner):
     yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
     assert math.cos(yaw - facing) == pytest.approx(1.0, abs=1e-3)
     assert reasoner.received["cmd_vel"] == []
-    events = [body for body in reasoner.stream() if body["type"] == "event"]
+    events = reasoner.spin_until(
+        lambda: [body for body in reasoner.stream() if body["type"] == "event"], "the first executor event"
+    )
     assert events[0] == {
         "type": "event",
         "plan_id": plan["plan_id"],
