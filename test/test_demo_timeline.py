@@ -290,6 +290,26 @@ def test_timeout_lists_what_was_missing():
     assert "obj:cup_red is" in verdict.text and "from person:user; should be within 1 m" in verdict.text
 
 
+def test_a_plan_that_ended_without_meeting_the_expectation_fails_after_settling():
+    run = run_first_turn()
+    run.on_plan_result(plan_result("bring me the red cup", "navigate(obj:cup_red); pick(obj:cup_red)"), 1.1)
+    run.on_executor_event(event("plan_succeeded", 1), 30.0)
+    assert run.on_world(world(holding="cup_red", cup_xy=(4.5, 3.0)), 30.5) is None
+    assert run.tick(32.9) is None  # perception and a release in progress get settle_s to show up
+    verdict = run.tick(33.0)
+    assert not verdict.met
+    assert verdict.text.startswith("the plan ended, and 3 s later still: robot should hold nothing, holds cup_red; ")
+
+
+def test_plans_without_executor_work_settle_from_their_result():
+    run = ScenarioRun(BRING, PLACES, settle_s=0.5)
+    run.on_world(world(robot=(0.0, 0.0)), 0.0)
+    run.start_next_turn(0.0)
+    run.on_plan_result(plan_result("bring me the red cup", "stop()", tokens=0), 0.2)
+    assert run.tick(0.6) is None
+    assert not run.tick(0.7).met
+
+
 def test_clarify_turns_need_the_right_question_and_no_executor():
     run = ScenarioRun(CLARIFY, PLACES)
     cups = (SceneObject("cup_red", "cup", "red", 1.9, 1.2, 0.75), SceneObject("cup_blue", "cup", "blue", 2.1, 0.8))

@@ -14,8 +14,9 @@ A timeline line is ``t=+SECONDS  TAG     text``; time is the operator's node clo
 ``ScenarioRun`` judges the turns one at a time, as ``wafer_reasoner.sim.scenario`` defines it: a turn is met
 when its plan result passes ``check_plan`` and ``unmet_conditions`` is empty at one moment before the turn's
 ``timeout_s``; an action plan must also have been finished by the executor (``plan_succeeded``), so the next
-turn is never said over a plan that is still running. A rejected plan, a failed or preempted plan, or the
-timeout fails the turn, and with it the scenario.
+turn is never said over a plan that is still running. A rejected plan, a failed or preempted plan, the
+timeout, or conditions still unmet ``settle_s`` after the plan ended (nothing more will happen) fail the
+turn, and with it the scenario.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ TAG_WIDTH = 8  # the longest tag is 7 characters
 NEAR_LABEL_M = 1.5  # goals and arm targets are labelled with the nearest thing within this distance
 HERE_M = 0.1  # a goal this close to the robot is "where the robot is"
 ZERO_VELOCITY = 1e-6  # |value| below this counts as zero
+SETTLE_S = 3.0  # after a plan ended, the world (perception at a few Hz, a release in progress) gets this long
 
 
 class Tag(str, Enum):
@@ -345,9 +347,10 @@ class ScenarioRun:
     Every ``on_*`` and ``tick`` returns a ``Verdict`` at the moment the current turn ends, else None.
     """
 
-    def __init__(self, scenario: Scenario, places=()) -> None:
+    def __init__(self, scenario: Scenario, places=(), *, settle_s: float = SETTLE_S) -> None:
         self.scenario = scenario
         self.places = tuple(places)
+        self.settle_s = settle_s
         self.verdicts: list = []
         self._index = -1
         self._in_turn = False
@@ -357,6 +360,7 @@ class ScenarioRun:
         self._early_events: list = []  # events seen after saying, before the plan result (order unknown)
         self._needs_executor = False
         self._executor_done = False
+        self._plan_ended_s = math.inf  # when the plan ended (executor finished, or a plan that runs at once)
         self._scene: Optional[Scene] = None
         self._unmet: list = ["no world state seen yet"]
 
@@ -411,6 +415,7 @@ class ScenarioRun:
         self._early_events = []
         self._needs_executor = False
         self._executor_done = False
+        self._plan_ended_s = math.inf
         if self._scene is None:
             self._unmet = ["no world state seen yet"]
         else:
@@ -436,6 +441,8 @@ class ScenarioRun:
         if problems:
             return self._fail("; ".join(problems), now_s)
         self._needs_executor = status == "ok" and needs_executor(plan_text)
+        if not self._needs_executor:
+            self._plan_ended_s = now_s
         for event in self._early_events:
             verdict = self._apply_event(event, now_s)
             if verdict is not None:
@@ -460,11 +467,16 @@ class ScenarioRun:
         return self._evaluate(now_s)
 
     def tick(self, now_s: float) -> Optional[Verdict]:
-        """Fails the current turn once its ``timeout_s`` has passed."""
+        """Fails the current turn once its ``timeout_s`` has passed, or ``settle_s`` after its plan ended unmet."""
         turn = self.current_turn
-        if turn is None or now_s < self._started_s + turn.expect.timeout_s:
+        if turn is None:
             return None
-        return self._fail(f"not met within {turn.expect.timeout_s:g} s: {'; '.join(self.waiting_for())}", now_s)
+        if now_s >= self._started_s + turn.expect.timeout_s:
+            return self._fail(f"not met within {turn.expect.timeout_s:g} s: {'; '.join(self.waiting_for())}", now_s)
+        if now_s >= self._plan_ended_s + self.settle_s:
+            why = "; ".join(self.waiting_for())
+            return self._fail(f"the plan ended, and {self.settle_s:g} s later still: {why}", now_s)
+        return None
 
     def abort(self, reason: str, now_s: float) -> Verdict:
         """End the scenario as failed (overall timeout, a node died, shutdown)."""
@@ -514,6 +526,7 @@ class ScenarioRun:
             return self._fail(f"the plan was preempted ({detail or 'no reason given'})", now_s)
         if event == "plan_succeeded":
             self._executor_done = True
+            self._plan_ended_s = now_s
             return self._evaluate(now_s)
         return None
 
