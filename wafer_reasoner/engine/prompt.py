@@ -41,6 +41,7 @@ SLOT_TOKENS = tuple(f"<o{k}>" for k in range(MAX_SLOTS))
 MENTION_TOKENS = ("@1", "@2", "@3")
 NEAR_RADIUS_M = 1.2
 MAX_UTTERANCE_WORDS = 64
+SPELLING_VARIANTS = {"grey": "gray", "colour": "color"}  # one spelling per word, in speech and in perception
 _WORD_RE = re.compile(r"[a-z]+(?:'[a-z]+)?|\d")
 
 
@@ -74,13 +75,17 @@ class Tokenizer:
         return self.ids.get(token, self.unk_id)
 
 
+def _canonical(word: str) -> str:
+    return SPELLING_VARIANTS.get(word, word)
+
+
 def utterance_words(text: str) -> list:
     """Lower-case words and single digits: 'Turn 90 degrees!' -> ['turn', '9', '0', 'degrees']."""
-    return _WORD_RE.findall(text.lower())[:MAX_UTTERANCE_WORDS]
+    return [_canonical(word) for word in _WORD_RE.findall(text.lower())[:MAX_UTTERANCE_WORDS]]
 
 
 def label_words(label: str) -> list:
-    return [word for word in label.split("_") if word]
+    return [_canonical(word) for word in label.split("_") if word]
 
 
 def _find(words: list, phrase: list) -> int:

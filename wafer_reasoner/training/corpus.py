@@ -53,6 +53,9 @@ STOP_PHRASES = ("stop", "halt", "stop now", "please stop", "freeze", "stop right
 
 WORKSPACE_M = 8.0  # objects and the robot are sampled in [-8, 8] m
 MIN_SEPARATION_M = 1.6  # unrelated objects are at least this far apart, so "near" stays unambiguous
+SURFACE_SEPARATION_M = 0.2  # things standing on one table
+SURFACE_RADIUS_M = 0.7
+SURFACE_SCENES = 0.4  # share of scenes with a crowded surface
 NUMBER_WORDS = {}  # issue 3 adds numbers written as words; v0 speaks digits
 
 # Phrasing families per intent: (train, heldout). {o} = object expression, {d} = destination, {p} = place,
@@ -184,13 +187,24 @@ class SceneBuilder:
         self.objects: list = []
         self.counter = 0
         self.robot = RobotPose(rng.uniform(-4, 4), rng.uniform(-4, 4), rng.uniform(-math.pi, math.pi))
+        self.surface = None  # a piece of furniture things stand on, as in a real room ("cups on the table")
+
+    def add_surface(self, label: str) -> None:
+        self.surface = self.add(label, self.rng.choice(("",) + COLORS))
+
+    def add_on_surface(self, label: str, color: str):
+        """On the surface when there is one (objects crowd together there), else anywhere."""
+        if self.surface is None or self.rng.random() < 0.3:
+            return self.add(label, color)
+        point = self._free_point(min_sep=SURFACE_SEPARATION_M, near=self.surface, radius=SURFACE_RADIUS_M)
+        return self._create(label, color, point)
 
     def _free_point(self, min_sep=MIN_SEPARATION_M, near=None, radius=None):
         for _ in range(200):
             if near is None:
                 x, y = self.rng.uniform(-WORKSPACE_M, WORKSPACE_M), self.rng.uniform(-WORKSPACE_M, WORKSPACE_M)
             else:
-                angle, r = self.rng.uniform(0, 2 * math.pi), self.rng.uniform(0.35, radius)
+                angle, r = self.rng.uniform(0, 2 * math.pi), self.rng.uniform(min(0.35, radius / 2), radius)
                 x, y = near.x + r * math.cos(angle), near.y + r * math.sin(angle)
             if abs(x) > WORKSPACE_M or abs(y) > WORKSPACE_M:
                 continue
@@ -202,7 +216,9 @@ class SceneBuilder:
         return None
 
     def add(self, label: str, color: str, near=None, radius=NEAR_RADIUS_M * 0.6):
-        point = self._free_point(near=near, radius=radius)
+        return self._create(label, color, self._free_point(near=near, radius=radius))
+
+    def _create(self, label: str, color: str, point):
         if point is None:
             return None
         self.counter += 1
@@ -232,17 +248,18 @@ def plan_expression(rng: random.Random, builder: SceneBuilder, label: str, *, fu
         kind = "unique"
     if kind == "missing":
         return Expression(key)
+    place = builder.add if furniture else builder.add_on_surface
     if kind == "unique":
-        builder.add(label, rng.choice(("",) + COLORS))
+        place(label, rng.choice(("",) + COLORS))
         return Expression(key)
     if kind == "ambiguous":
         for color in _other_colors(rng, (), rng.randint(2, 3)):
-            builder.add(label, color if rng.random() < 0.7 else "")
+            place(label, color if rng.random() < 0.7 else "")
         return Expression(key)
     if kind == "color":
         colors = _other_colors(rng, (), rng.randint(2, 4))
         for color in colors:
-            builder.add(label, color)
+            place(label, color)
         chosen = rng.choice(colors) if rng.random() < 0.9 else _other_colors(rng, colors, 1)[0]
         return Expression(key, color=chosen)
     if kind == "superlative":
@@ -263,7 +280,8 @@ def plan_expression(rng: random.Random, builder: SceneBuilder, label: str, *, fu
 def add_clutter(rng: random.Random, builder: SceneBuilder, avoid: set, count: int) -> None:
     pool = [lbl for lbl in SMALL_LABELS + FURNITURE_LABELS if label_key(lbl) not in avoid]
     for label in rng.sample(pool, count):
-        builder.add(label, rng.choice(("",) + COLORS))
+        place = builder.add if label in FURNITURE_LABELS else builder.add_on_surface
+        place(label, rng.choice(("",) + COLORS))
 
 
 # ---- reference planner: clauses -> steps -------------------------------------------------------------------
@@ -407,8 +425,14 @@ def _sample_once(rng: random.Random, split: int) -> dict:
     else:
         chosen = rng.choices(simple, [INTENT_WEIGHTS[i] for i in simple], k=2)
         if chosen[0] == "follow":  # follow() runs until preempted, so it can only come last
+            if chosen[1] == "follow":
+                raise Infeasible("follow twice")
             chosen.reverse()
     used: set = set()
+    if rng.random() < SURFACE_SCENES:
+        surface = rng.choice(FURNITURE_LABELS)
+        used.add(surface)
+        builder.add_surface(surface)
     clauses = [_sample_clause(rng, builder, places, used, intent) for intent in chosen]
     add_clutter(rng, builder, used, rng.randint(0, 6))
     rng.shuffle(builder.objects)
