@@ -126,3 +126,10 @@ def test_generated_examples_parse_and_encode_without_unknown_words():
             tokens = list(prompt.tokens) + plan_to_tokens(example["plan"], prompt)
             assert all(tokenizer.id(t) != tokenizer.unk_id for t in tokens), example["say"]
             assert tokens_to_plan(plan_to_tokens(example["plan"], prompt), prompt) == example["plan"]
+
+
+def test_spelling_variants_meet_in_one_word():
+    scene = room(objects=(SceneObject("sofa_1", "sofa", "grey", 2.0, 0.0),))
+    prompt = build_prompt(scene, "go to the gray sofa")
+    assert "@1 * gray sofa <o0>" in " ".join(prompt.tokens)
+    assert utterance_words("the Grey sofa") == ["the", "gray", "sofa"]
