@@ -4,7 +4,9 @@ Writes into the output folder:
 - ``planner.onnx``: inputs ``input_ids`` [B, S] int64, ``attention_mask`` [B, T] int64,
   ``past_key_values.N.key/value`` [B, H, P, Dh] float32; outputs ``logits`` [B, S, V],
   ``present.N.key/value`` [B, H, T, Dh] (T = P + S). Weights are stored inside the file.
-- ``genai_config.json``: the same layout described for onnxruntime-genai.
+- ``genai_config.json``: the same layout described for onnxruntime-genai (model type ``decoder``: separate
+  key/value inputs and no ``position_ids``; genai's ``gpt2`` type expects combined ``past_%d`` tensors, and
+  genai refuses unknown keys, so nothing of our own goes into this file).
 - ``tokenizer.json``: the word vocabulary (engine/prompt.py).
 """
 
@@ -35,7 +37,7 @@ def genai_config(model: Planner, tokenizer) -> dict:
             "eos_token_id": tokenizer.eos_id,
             "pad_token_id": tokenizer.pad_id,
             "context_length": config.context_length,
-            "type": "gpt2",
+            "type": "decoder",
             "vocab_size": config.vocab_size,
             "decoder": {
                 "session_options": {"log_id": "wafer_reasoner", "provider_options": []},
@@ -60,7 +62,6 @@ def genai_config(model: Planner, tokenizer) -> dict:
         },
         "search": {"do_sample": False, "max_length": config.context_length, "num_beams": 1, "top_k": 1,
                    "temperature": 1.0, "past_present_share_buffer": False},
-        "wafer_reasoner": {"planner_config": config.to_dict()},
     }
 
 
