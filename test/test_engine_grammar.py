@@ -1,0 +1,161 @@
+"""The plan grammar: every path parses, refers only to what exists, fits its budget, and admits the gold plans."""
+
+import random
+
+import numpy as np
+import pytest
+
+from wafer_reasoner.engine.grammar import GrammarRefs, build_grammar, grammar_for_query, refs_for_query, spell
+from wafer_reasoner.engine.prompt import EOS, Prompt, build_prompt, plan_to_tokens, tokens_to_plan
+from wafer_reasoner.planner.language import Clarify, Follow, Handover, PlaceOn, Ref, Stop, Wait, parse_plan
+from wafer_reasoner.planner.scene import NamedPlace, Scene
+from wafer_reasoner.training.corpus import sample_example
+from wafer_reasoner.training.vocab import build_tokenizer
+
+TOKENIZER = build_tokenizer()
+
+
+def ids(*tokens):
+    return [TOKENIZER.ids[t] for t in tokens]
+
+
+def random_walk(grammar, budget: int, rng: random.Random) -> list:
+    cursor = grammar.cursor(budget)
+    walked = []
+    while not cursor.done:
+        options = cursor.options()
+        assert options.size > 0, f"dead end at node {cursor.node} after {walked}"
+        token = int(rng.choice(list(options)))
+        cursor.advance(token)
+        walked.append(token)
+    return walked
+
+
+def refs_of(steps):
+    for step in steps:
+        for value in vars(step).values():
+            if hasattr(value, "kind"):
+                yield value
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_random_walks_parse_and_refer_only_to_the_scene(seed):
+    rng = random.Random(seed)
+    example = sample_example(rng, rng.randint(0, 1))
+    scene, say = example["scene"], example["say"]
+    prompt = build_prompt(scene, say)
+    grammar = grammar_for_query(TOKENIZER, prompt, scene, say)
+    budget = rng.choice([8, 12, 24, 64])
+    walked = random_walk(grammar, budget, rng)
+    assert len(walked) <= budget and walked[-1] == TOKENIZER.eos_id
+    tokens = [TOKENIZER.tokens[t] for t in walked]
+    steps = parse_plan(tokens_to_plan(tokens, prompt))
+    for ref in refs_of(steps):
+        if ref.kind == "obj":
+            assert ref.name in prompt.slot_ids
+        elif ref.kind == "place":
+            assert scene.place(ref.name) is not None
+        else:
+            assert ref.name == "user" or scene.person(ref.name) is not None
+    assert not any(isinstance(s, (Stop, Follow, Clarify)) for s in steps[:-1]), "stop/follow/clarify end a plan"
+    assert all(s.seconds >= 0 for s in steps if isinstance(s, Wait))
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_gold_plans_of_the_corpus_are_inside_the_grammar(seed):
+    rng = random.Random(1000 + seed)
+    example = sample_example(rng, rng.randint(0, 1))
+    prompt = build_prompt(example["scene"], example["say"])
+    grammar = grammar_for_query(TOKENIZER, prompt, example["scene"], example["say"])
+    gold = [TOKENIZER.id(t) for t in plan_to_tokens(example["plan"], prompt)]
+    assert grammar.accepts(gold), (example["say"], example["plan"])
+
+
+def test_a_slot_outside_the_prompt_and_an_unknown_place_are_refused():
+    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=2, places=("kitchen",)))
+    assert grammar.accepts(ids("navigate(", "obj:", "<o1>", ")", EOS))
+    assert not grammar.accepts(ids("navigate(", "obj:", "<o2>", ")", EOS))
+    assert grammar.accepts(ids("navigate(", "place:", "kitchen", ")", EOS))
+    assert not grammar.accepts(ids("navigate(", "place:", "office", ")", EOS))
+    assert not grammar.accepts(ids("navigate(", "obj:", "<o1>", ")"))  # unfinished
+
+
+def test_without_objects_no_step_that_needs_one_is_offered():
+    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=0))
+    first = set(grammar.cursor(64).options().tolist())
+    assert not first & set(ids("pick(", "place(", "handover("))
+    assert set(ids("navigate(", "rotate(", "wait(", "stop()", "follow(", "clarify(")) <= first
+    cursor = grammar.cursor(64)
+    cursor.advance(TOKENIZER.ids["navigate("])
+    assert set(cursor.options().tolist()) == set(ids("person:"))  # no objects, no places
+
+
+def test_forced_runs_follow_the_only_continuation():
+    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=1))
+    cursor = grammar.cursor(64)
+    cursor.advance(TOKENIZER.ids["handover("])
+    assert cursor.forced_run() == ids("obj:", "<o0>", ", ", "person:", "user", ")")
+    cursor = grammar.cursor(64)
+    cursor.advance(TOKENIZER.ids["stop()"])
+    assert cursor.forced_run() == ids(EOS) and cursor.done
+
+
+def test_a_tight_budget_still_ends_in_a_complete_plan():
+    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=3, places=("living_room",)))
+    for seed in range(200):
+        walked = random_walk(grammar, 6, random.Random(seed))
+        assert len(walked) <= 6
+        parse_plan(tokens_to_plan([TOKENIZER.tokens[t] for t in walked], Prompt((), ("a", "b", "c"))))
+    assert grammar.dist[grammar.start] == 2  # stop() <eos>
+    with pytest.raises(ValueError, match="budget"):
+        grammar.cursor(1)
+
+
+def test_numbers_have_no_leading_zero_and_waits_no_sign():
+    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=0))
+    assert grammar.accepts(ids("rotate(", "-", "9", "0", ")", EOS))
+    assert grammar.accepts(ids("wait(", "0", ".", "5", ")", EOS))
+    assert not grammar.accepts(ids("rotate(", "0", "9", ")", EOS))
+    assert not grammar.accepts(ids("wait(", "-", "1", ")", EOS))
+    assert not grammar.accepts(ids("wait(", "1", ".", ")", EOS))
+
+
+def test_clarify_is_the_whole_plan_and_its_labels_come_from_the_query():
+    scene = Scene(places=(NamedPlace("kitchen", 0.0, 0.0),))
+    prompt = build_prompt(scene, "bring me the coffee mug")
+    refs = refs_for_query(prompt, scene, "bring me the coffee mug")
+    assert "coffee_mug" in refs.not_found_labels and refs.ambiguous_labels == ()
+    grammar = build_grammar(TOKENIZER, refs)
+    assert grammar.accepts(ids("clarify(", "not_found:", "coffee", "_", "mug", ")", EOS))
+    assert not grammar.accepts(ids("clarify(", "not_found:", "book", ")", EOS))  # not said
+    assert not grammar.accepts(ids("clarify(", "ambiguous:", "mug", ")", EOS))  # no label is shared
+    assert not grammar.accepts(ids("clarify(", "unsupported", ")", "; ", "stop()", EOS))
+    assert not grammar.accepts(ids("stop()", "; ", "clarify(", "unsupported", ")", EOS))
+
+
+def test_names_the_vocabulary_cannot_spell_are_left_out():
+    assert spell(TOKENIZER, "living_room") == tuple(ids("living", "_", "room"))
+    assert spell(TOKENIZER, "zorblax") is None
+    assert spell(TOKENIZER, "living__room") is None
+    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=0, places=("zorblax",)))
+    cursor = grammar.cursor(64)
+    cursor.advance(TOKENIZER.ids["navigate("])
+    assert TOKENIZER.ids["place:"] not in cursor.options()
+
+
+def test_handover_and_place_steps_parse_to_the_right_types():
+    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=2, places=("kitchen",)))
+    tokens = ("place(", "obj:", "<o0>", ", ", "place:", "kitchen", ")", "; ", "handover(", "obj:", "<o1>", ", ",
+              "person:", "user", ")", EOS)
+    assert grammar.accepts(ids(*tokens))
+    steps = parse_plan(tokens_to_plan(list(tokens), Prompt(tokens=(), slot_ids=("cup_1", "cup_2"))))
+    assert steps == (
+        PlaceOn(Ref("obj", "cup_1"), Ref("place", "kitchen")),
+        Handover(Ref("obj", "cup_2"), Ref("person", "user")),
+    )
+
+
+def test_options_are_sorted_unique_token_ids():
+    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=4, places=("kitchen", "office")))
+    for node in range(len(grammar)):
+        assert np.all(np.diff(grammar.node(node).ids) > 0)

@@ -1,0 +1,334 @@
+"""Constrained decoding: the action language as a token automaton, built per query from what the scene holds.
+
+The automaton is a DFA over the model's output tokens (engine/prompt.py: ``navigate(``, ``obj:``, ``<o3>``,
+``)``, ``; ``, place words joined by ``_``, digits, ``<eos>``). Every path from ``start`` to ``final`` is the token
+form of a plan that ``planner.language.parse_plan`` accepts, and only references that exist can be written:
+
+- ``obj:`` takes the slot tokens of the objects in this prompt (``<o0>`` .. ``<o{n-1}>``), nothing else;
+- ``place:`` takes the names of the semantic map's places (those whose words are in the vocabulary);
+- ``person:`` takes ``user`` (the speaker is always addressable; the verifier checks that they are in view) and
+  the ids of the people in the scene that the vocabulary can spell;
+- ``clarify(not_found:L)`` takes phrases of one to three words that were said; ``clarify(ambiguous:L)`` takes
+  the labels that two or more scene objects share; ``clarify`` is only ever the whole plan;
+- ``stop()`` and ``follow(...)`` end the plan (the verifier would refuse anything after them);
+- numbers: an optional ``-`` (rotate only; a wait is never negative), 1-4 integer digits without a leading zero,
+  optionally ``.`` and 1-3 decimals.
+
+Nodes that cannot reach ``final`` (an empty place list, no objects in view) are pruned, so the decoder never walks
+into a dead end. ``dist[node]`` is the fewest tokens from ``node`` to ``final``; a ``Cursor`` only offers tokens
+that still leave room to finish within its token budget, so every constrained output is a complete plan.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from wafer_reasoner.engine.prompt import DIGITS, EOS, SLOT_TOKENS, Prompt, Tokenizer, label_words, utterance_words
+from wafer_reasoner.planner.language import MAX_STEPS, SPEAKER
+
+SEPARATOR = "; "
+MAX_INTEGER_DIGITS = 4
+MAX_DECIMALS = 3
+MAX_LABEL_WORDS = 3  # clarify labels: n-grams of the utterance up to this length ("charging station")
+_NAME_RE = re.compile(r"^[A-Za-z0-9_.\-]+$")  # planner.language's id/name/label characters
+_UNREACHABLE = 1 << 30
+
+
+class PlanGrammar:
+    """A pruned DFA over token ids. Node 0 is ``final``; ``start`` is where a plan begins.
+
+    Per-node arrays are made on a node's first visit: a query walks a dozen of the ~90 nodes."""
+
+    def __init__(self, edges: list, start: int, separator_id: int):
+        self.start = start
+        self.final = 0
+        self.separator_id = separator_id
+        self.dist = _distances_to_final(edges)
+        if self.dist[start] >= _UNREACHABLE:
+            raise ValueError("the plan grammar has no complete plan (the clarify(unsupported) path is missing)")
+        self._raw_edges = edges
+        self._nodes = [None] * len(edges)  # node -> _Node, filled on first visit
+
+    def node(self, node: int) -> "_Node":
+        found = self._nodes[node]
+        if found is None:
+            found = self._nodes[node] = _Node(self._raw_edges[node], self.dist)
+        return found
+
+    def __len__(self) -> int:
+        return len(self._raw_edges)
+
+    def cursor(self, budget: int) -> "Cursor":
+        """A walker at ``start`` that must reach ``final`` within ``budget`` tokens (``<eos>`` included)."""
+        if self.dist[self.start] > budget:
+            raise ValueError(f"a budget of {budget} tokens cannot hold the shortest plan ({self.dist[self.start]})")
+        return Cursor(self, self.start, budget)
+
+    def accepts(self, token_ids) -> bool:
+        """Whether token_ids (ending in ``<eos>``) is a complete path from start to final."""
+        node = self.start
+        for token in token_ids:
+            node = self.node(node).edges.get(int(token))
+            if node is None:
+                return False
+        return node == self.final
+
+
+class _Node:
+    """One node's live edges (those that can still reach final) as a dict and as sorted arrays."""
+
+    __slots__ = ("edges", "ids", "target_dist", "max_target_dist")
+
+    def __init__(self, raw_edges: dict, dist: list):
+        self.edges = {token: target for token, target in raw_edges.items() if dist[target] < _UNREACHABLE}
+        order = sorted(self.edges)
+        self.ids = np.array(order, dtype=np.int64)  # [k] allowed tokens
+        self.target_dist = np.array([dist[self.edges[t]] for t in order], dtype=np.int64)  # [k]
+        self.max_target_dist = int(self.target_dist.max()) if order else 0
+
+
+class Cursor:
+    """One candidate's position in the grammar, with its remaining token budget and step count."""
+
+    __slots__ = ("grammar", "node", "remaining", "separators")
+
+    def __init__(self, grammar: PlanGrammar, node: int, remaining: int):
+        self.grammar = grammar
+        self.node = node
+        self.remaining = remaining
+        self.separators = 0  # "; " emitted so far: the plan has separators + 1 steps
+
+    @property
+    def done(self) -> bool:
+        return self.node == self.grammar.final
+
+    def options(self) -> np.ndarray:
+        """[k] token ids allowed now; never empty before ``done``."""
+        node = self.grammar.node(self.node)
+        ids = node.ids
+        if node.max_target_dist + 1 > self.remaining:
+            ids = ids[node.target_dist + 1 <= self.remaining]  # leave room to finish the plan
+        separator = self.grammar.separator_id
+        if self.separators + 1 >= MAX_STEPS and separator in node.edges:
+            ids = ids[ids != separator]
+        return ids
+
+    def advance(self, token: int) -> None:
+        target = self.grammar.node(self.node).edges.get(int(token))
+        if target is None or self.remaining < 1:
+            raise ValueError(f"token {token} is not allowed at grammar node {self.node}")
+        self.node = target
+        self.remaining -= 1
+        self.separators += int(token) == self.grammar.separator_id
+
+    def forced_run(self) -> list:
+        """Advance over every token that is the only choice; returns them (the run is fed as one chunk)."""
+        run = []
+        while not self.done:
+            ids = self.options()
+            if ids.size != 1:
+                break
+            token = int(ids[0])
+            self.advance(token)
+            run.append(token)
+        return run
+
+
+@dataclass(frozen=True)
+class GrammarRefs:
+    """What a plan for this query may refer to (names as plan text, e.g. ``living_room``)."""
+
+    slots: int  # objects in the prompt: slot tokens <o0> .. <o{slots-1}>
+    places: tuple = ()  # place names of the semantic map
+    people: tuple = (SPEAKER,)  # person ids
+    not_found_labels: tuple = ()  # labels clarify(not_found:...) may name
+    ambiguous_labels: tuple = ()  # labels clarify(ambiguous:...) may name
+
+
+def refs_for_query(prompt: Prompt, scene, utterance: str) -> GrammarRefs:
+    """The references a plan for (scene, utterance) may use, given the prompt built from them."""
+    counts = {}
+    for obj in scene.objects:
+        counts[obj.label] = counts.get(obj.label, 0) + 1
+    words = utterance_words(utterance)
+    said = {
+        "_".join(words[start:start + n])
+        for n in range(1, MAX_LABEL_WORDS + 1)
+        for start in range(len(words) - n + 1)
+    }
+    return GrammarRefs(
+        slots=len(prompt.slot_ids),
+        places=tuple(sorted({place.name for place in scene.places})),
+        people=tuple(sorted({SPEAKER, *(person.id for person in scene.people)})),
+        not_found_labels=tuple(sorted(said)),
+        ambiguous_labels=tuple(sorted(label for label, count in counts.items() if count >= 2)),
+    )
+
+
+def grammar_for_query(tokenizer: Tokenizer, prompt: Prompt, scene, utterance: str) -> PlanGrammar:
+    return build_grammar(tokenizer, refs_for_query(prompt, scene, utterance))
+
+
+def spell(tokenizer: Tokenizer, name: str):
+    """Token ids that write ``name`` in a plan (words joined by ``_``), or None when the vocabulary cannot."""
+    words = label_words(name)
+    if not words or "_".join(words) != name or not _NAME_RE.match(name):
+        return None
+    spelled = []
+    for index, word in enumerate(words):
+        if word not in tokenizer.ids:
+            return None
+        spelled += ([tokenizer.ids["_"]] if index else []) + [tokenizer.ids[word]]
+    return tuple(spelled)
+
+
+class _Builder:
+    """Adds nodes and edges; every edge is checked to keep the automaton deterministic."""
+
+    def __init__(self, tokenizer: Tokenizer):
+        self.tokenizer = tokenizer
+        self.edges = [{}]  # node 0: final
+
+    def node(self) -> int:
+        self.edges.append({})
+        return len(self.edges) - 1
+
+    def link(self, source: int, token, target: int) -> int:
+        token_id = token if isinstance(token, int) else self.tokenizer.ids[token]
+        if self.edges[source].get(token_id, target) != target:
+            raise ValueError(f"grammar is not deterministic at node {source}, token {token!r}")
+        self.edges[source][token_id] = target
+        return target
+
+    def step(self, source: int, token) -> int:
+        """Follow ``token`` from ``source``, adding a fresh node if there is no edge yet."""
+        token_id = token if isinstance(token, int) else self.tokenizer.ids[token]
+        if token_id not in self.edges[source]:
+            self.edges[source][token_id] = self.node()
+        return self.edges[source][token_id]
+
+    def names(self, names, then: str, target: int) -> int:
+        """A trie of the spellable names; each complete name continues with ``then`` to ``target``."""
+        root = self.node()
+        for name in names:
+            spelled = spell(self.tokenizer, name)
+            if spelled is None:
+                continue
+            node = root
+            for token_id in spelled:
+                node = self.step(node, token_id)
+            self.link(node, then, target)
+        return root
+
+    def slots(self, count: int, then: str, target: int) -> int:
+        choose, chosen = self.node(), self.node()
+        for slot in range(count):
+            self.link(choose, SLOT_TOKENS[slot], chosen)
+        self.link(chosen, then, target)
+        return choose
+
+    def numbers(self, then: str, target: int) -> tuple:
+        """1-4 integer digits (no leading zero), optional ``.`` and 1-3 decimals, then ``then``.
+
+        Returns the entries (signed, unsigned); the signed one also takes a leading ``-``."""
+        fraction = [self.node() for _ in range(MAX_DECIMALS + 1)]  # fraction[k]: k decimals written
+        for k in range(MAX_DECIMALS):
+            for digit in DIGITS:
+                self.link(fraction[k], digit, fraction[k + 1])
+        for k in range(1, MAX_DECIMALS + 1):
+            self.link(fraction[k], then, target)
+        integer = [self.node() for _ in range(MAX_INTEGER_DIGITS + 1)]  # integer[k]: k digits written
+        for k in range(1, MAX_INTEGER_DIGITS):
+            for digit in DIGITS:
+                self.link(integer[k], digit, integer[k + 1])
+        for k in range(1, MAX_INTEGER_DIGITS + 1):
+            self.link(integer[k], ".", fraction[0])
+            self.link(integer[k], then, target)
+        zero = self.node()
+        self.link(zero, ".", fraction[0])
+        self.link(zero, then, target)
+        unsigned = self.node()
+        self.link(unsigned, "0", zero)
+        for digit in DIGITS[1:]:
+            self.link(unsigned, digit, integer[1])
+        signed = self.node()
+        self.edges[signed] = dict(self.edges[unsigned])
+        self.link(signed, "-", unsigned)
+        return signed, unsigned
+
+
+@functools.lru_cache(maxsize=64)
+def build_grammar(tokenizer: Tokenizer, refs: GrammarRefs) -> PlanGrammar:
+    """The grammar for these references (cached: a repeated query reuses its automaton)."""
+    b = _Builder(tokenizer)
+    final = 0
+    after_step, after_last = b.node(), b.node()  # after a step that may be followed / must end the plan
+    first, later = b.node(), b.node()  # the first step (clarify allowed) / a step after "; "
+    b.link(after_step, SEPARATOR, later)
+    b.link(after_step, EOS, final)
+    b.link(after_last, EOS, final)
+
+    obj_then_close = b.slots(refs.slots, ")", after_step)  # navigate(obj:X) / pick(obj:X) / place(.., obj:X)
+    place_then_close = b.names(refs.places, ")", after_step)
+    person_then_close = b.names(refs.people, ")", after_step)
+    person_then_end = b.names(refs.people, ")", after_last)
+
+    navigate = b.node()
+    b.link(navigate, "obj:", obj_then_close)
+    b.link(navigate, "place:", place_then_close)
+    b.link(navigate, "person:", person_then_close)
+    pick = b.node()
+    b.link(pick, "obj:", obj_then_close)
+    place_target = b.node()
+    b.link(place_target, "obj:", obj_then_close)
+    b.link(place_target, "place:", place_then_close)
+    place = b.node()
+    b.link(place, "obj:", b.slots(refs.slots, ", ", place_target))
+    handover_person = b.node()
+    b.link(handover_person, "person:", person_then_close)
+    handover = b.node()
+    b.link(handover, "obj:", b.slots(refs.slots, ", ", handover_person))
+    follow = b.node()
+    b.link(follow, "person:", person_then_end)
+    rotate, wait = b.numbers(")", after_step)  # a wait is never negative
+
+    for start in (first, later):
+        for token, target in (
+            ("navigate(", navigate), ("pick(", pick), ("place(", place), ("handover(", handover),
+            ("rotate(", rotate), ("wait(", wait), ("follow(", follow), ("stop()", after_last),
+        ):
+            b.link(start, token, target)
+    b.link(first, "clarify(", _clarify(b, refs, after_last))
+    return PlanGrammar(b.edges, first, tokenizer.ids[SEPARATOR])
+
+
+def _clarify(b: _Builder, refs: GrammarRefs, after_last: int) -> int:
+    clarify, close = b.node(), b.node()
+    b.link(close, ")", after_last)
+    b.link(clarify, "unsupported", close)
+    b.link(clarify, "not_found:", b.names(refs.not_found_labels, ")", after_last))
+    b.link(clarify, "ambiguous:", b.names(refs.ambiguous_labels, ")", after_last))
+    return clarify
+
+
+def _distances_to_final(edges: list) -> list:
+    """Fewest tokens from each node to node 0 (breadth-first over reversed edges); unreachable: a huge number."""
+    incoming = [[] for _ in edges]
+    for source, out in enumerate(edges):
+        for target in out.values():
+            incoming[target].append(source)
+    dist = [_UNREACHABLE] * len(edges)
+    dist[0] = 0
+    queue = deque([0])
+    while queue:
+        node = queue.popleft()
+        for source in incoming[node]:
+            if dist[source] == _UNREACHABLE:
+                dist[source] = dist[node] + 1
+                queue.append(source)
+    return dist
