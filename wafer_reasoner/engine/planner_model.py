@@ -1,7 +1,11 @@
-"""Engine v0: the shipped ONNX planner run in-process with onnxruntime and a KV cache.
+"""The shipped ONNX planner run in-process with onnxruntime: ``PlannerModel(...).generate(scene, utterance)``.
 
-The session is created once (weights stay resident); each query runs one prefill over the prompt and then one
-decode step per generated token, feeding back the ``present.*`` tensors as ``past_key_values.*``.
+The session is created once (weights stay resident). Two engines sit behind ``generate``:
+
+- ``engine="fast"`` (default, engine/fast_engine.py): IO-bound preallocated KV cache, prefix reuse, decoding
+  constrained to the action language with forced runs fed as one chunk, best-of-N as one batch with a deadline;
+- ``engine="v0"``: the reference loop, one ``session.run`` per token with the cache fed back as numpy arrays,
+  unconstrained argmax. Kept for comparison and as the oracle of the engine tests.
 """
 
 from __future__ import annotations
@@ -13,11 +17,16 @@ from pathlib import Path
 
 import numpy as np
 
+from wafer_reasoner.engine.decoder import DecoderLayout
+from wafer_reasoner.engine.fast_engine import EngineConfig, FastEngine
+from wafer_reasoner.engine.grammar import grammar_for_query
 from wafer_reasoner.engine.prompt import EOS, Prompt, Tokenizer, build_prompt, tokens_to_plan
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "models"
 MODEL_FILE = "planner.onnx"
 MAX_NEW_TOKENS = 64
+ENGINES = ("fast", "v0")
+FIXED_PART_END = "<say>"  # the prompt up to here depends only on the semantic map (engine/prompt.py)
 
 
 class ModelLoadError(RuntimeError):
@@ -33,6 +42,11 @@ class Generation:
     total_ms: float  # prompt building + prefill + decode, host wall time
     tokens_per_s: float  # generated tokens / (prefill + decode) time
     prompt_tokens: int = 0
+    candidates: int = 1  # plans decoded (best-of-N); the text is the best valid one
+    forced_tokens: int = 0  # of the returned plan, appended by the grammar without a decode step of their own
+    decode_steps: int = 0  # model runs after the prompt
+    reused_tokens: int = 0  # prompt tokens whose KV state came from the prefix cache
+    score: float = 0.0  # log-probability of the returned plan under the constrained model (best-of-N only)
 
 
 def _read_json(path: Path) -> dict:
@@ -45,8 +59,12 @@ def _read_json(path: Path) -> dict:
 class PlannerModel:
     """Loads ``planner.onnx`` + ``genai_config.json`` + ``tokenizer.json`` from one folder, once."""
 
-    def __init__(self, model_dir=None, *, threads: int = 1, max_new_tokens: int = MAX_NEW_TOKENS):
+    def __init__(self, model_dir=None, *, threads: int = 1, max_new_tokens: int = MAX_NEW_TOKENS,
+                 engine: str = "fast", engine_config: EngineConfig | None = None):
         import onnxruntime as ort  # imported here so the pure modules stay importable without it
+
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
 
         folder = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
         model_path = folder / MODEL_FILE
@@ -55,7 +73,8 @@ class PlannerModel:
                 f"planner model not found at {model_path}. Point the 'model_dir' parameter at a folder with "
                 f"{MODEL_FILE}, genai_config.json and tokenizer.json, or run `make train` to rebuild it."
             )
-        config = _read_json(folder / "genai_config.json")["model"]
+        genai = _read_json(folder / "genai_config.json")
+        config = genai["model"]
         try:
             self.tokenizer = Tokenizer.load(folder / "tokenizer.json")
         except (OSError, ValueError, KeyError) as error:
@@ -81,6 +100,11 @@ class PlannerModel:
             raise ModelLoadError(f"tokenizer.json and genai_config.json disagree on the vocabulary size in {folder}")
         self.model_dir = folder
         self.past_names = [f"past_key_values.{i}.{kind}" for i in range(self.num_layers) for kind in ("key", "value")]
+        self.engine = None
+        if engine == "fast":
+            self.engine = FastEngine(self.session, DecoderLayout.from_genai_config(genai), eos_id=self.tokenizer.eos_id,
+                                     max_new_tokens=max_new_tokens, config=engine_config or EngineConfig())
+            self.engine.warm()
 
     def _empty_past(self, batch: int) -> dict:
         shape = (batch, self.num_heads, 0, self.head_size)  # [B, H, P=0, Dh]
@@ -100,8 +124,48 @@ class PlannerModel:
             )
         return prompt
 
-    def generate(self, scene, utterance: str) -> Generation:
-        """Greedy decoding of one plan for (scene, utterance)."""
+    def prepare(self, scene) -> None:
+        """Compute the fixed prompt part (the semantic map) once now; later queries reuse its KV state."""
+        if self.engine is not None:
+            tokens = build_prompt(scene, "").tokens
+            fixed = tokens[:tokens.index(FIXED_PART_END) + 1]
+            self.engine.pin_prefix([self.tokenizer.id(t) for t in fixed])
+
+    def generate(self, scene, utterance: str, *, accept=None) -> Generation:
+        """One plan for (scene, utterance). ``accept(plan_text) -> bool`` (fast engine, best-of-N) verifies
+        candidates: the best accepted one is returned."""
+        if self.engine is None:
+            return self._generate_v0(scene, utterance)
+        return self._generate_fast(scene, utterance, accept)
+
+    def _generate_fast(self, scene, utterance: str, accept) -> Generation:
+        started = time.perf_counter()
+        prompt = self.fit_prompt(scene, utterance)
+        grammar = None
+        if self.engine.config.constrained:
+            grammar = grammar_for_query(self.tokenizer, prompt, scene, utterance)
+        ids = [self.tokenizer.id(t) for t in prompt.tokens]
+        names = self.tokenizer.tokens
+        check = None if accept is None else (lambda out: accept(tokens_to_plan([names[t] for t in out], prompt)))
+        decoded = self.engine.decode(ids, grammar, accept=check, started=started)
+        model_s = decoded.prefill_s + decoded.decode_s
+        return Generation(
+            text=tokens_to_plan([names[t] for t in decoded.tokens], prompt),
+            tokens=len(decoded.tokens),
+            prefill_ms=decoded.prefill_s * 1e3,
+            decode_ms=decoded.decode_s * 1e3,
+            total_ms=(time.perf_counter() - started) * 1e3,
+            tokens_per_s=len(decoded.tokens) / model_s if model_s > 0 else 0.0,
+            prompt_tokens=len(prompt.tokens),
+            candidates=decoded.candidates,
+            forced_tokens=decoded.forced_tokens,
+            decode_steps=decoded.steps,
+            reused_tokens=decoded.reused_tokens,
+            score=decoded.score,
+        )
+
+    def _generate_v0(self, scene, utterance: str) -> Generation:
+        """Greedy decoding of one plan for (scene, utterance), one session.run per token."""
         started = time.perf_counter()
         prompt = self.fit_prompt(scene, utterance)
         ids = np.array([[self.tokenizer.id(t) for t in prompt.tokens]], dtype=np.int64)  # [1, S]

@@ -1,0 +1,197 @@
+"""The ONNX decoder behind IO binding: every buffer allocated once, nothing allocated or copied per step.
+
+The exported graph (training/export.py) takes ``past_key_values.N.key/value`` [B, H, P, Dh] and returns
+``present.N.key/value`` [B, H, P+S, Dh]. Here both live in two preallocated flat buffers sized for the maximum
+batch and context, used in turn: a step reads the past from one and ORT writes the present straight into the
+other, which becomes the next step's past (the graph's own Concat is the only thing that moves the cache).
+``input_ids``, ``attention_mask`` and ``logits`` are views of preallocated buffers too. Every tensor is handed
+to ORT as an ``OrtValue`` wrapping such a view; those wrappers are made once per shape and kept, so a decode
+step is a handful of bind calls and one ``run_with_iobinding``.
+
+Rows of a batch may feed chunks of different lengths in one step (a forced run beside a single token): shorter
+rows are padded at the end with ``attention_mask`` 0, which the model skips for attention and for positions
+(positions = cumsum(mask) - 1), so each row decodes exactly as it would alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DecoderLayout:
+    num_layers: int  # transformer blocks; 2 KV tensors each
+    num_heads: int  # KV heads (H)
+    head_size: int  # Dh
+    vocab_size: int  # V
+    context_length: int  # T max: prompt + plan tokens
+
+    @classmethod
+    def from_genai_config(cls, config: dict) -> "DecoderLayout":
+        model = config["model"]
+        decoder = model["decoder"]
+        return cls(
+            num_layers=int(decoder["num_hidden_layers"]),
+            num_heads=int(decoder["num_key_value_heads"]),
+            head_size=int(decoder["head_size"]),
+            vocab_size=int(model["vocab_size"]),
+            context_length=int(model["context_length"]),
+        )
+
+    @property
+    def kv_names(self) -> list:
+        return [f"past_key_values.{i}.{kind}" for i in range(self.num_layers) for kind in ("key", "value")]
+
+    @property
+    def present_names(self) -> list:
+        return [f"present.{i}.{kind}" for i in range(self.num_layers) for kind in ("key", "value")]
+
+
+class BoundDecoder:
+    """One batch of sequences decoding in step; ``length`` tokens (pads included) are in the cache."""
+
+    def __init__(self, session, layout: DecoderLayout, max_batch: int):
+        import onnxruntime as ort
+
+        self._ortvalue = ort.OrtValue.ortvalue_from_numpy
+        self.session = session
+        self.layout = layout
+        self.max_batch = max_batch
+        lay, tmax = layout, layout.context_length
+        self._kv_stride = max_batch * lay.num_heads * tmax * lay.head_size  # floats per KV tensor region
+        kv_floats = 2 * lay.num_layers * self._kv_stride
+        self._kv = (np.zeros(kv_floats, np.float32), np.zeros(kv_floats, np.float32))  # ping-pong [2L, B*H*T*Dh]
+        self._ids = np.zeros(max_batch * tmax, np.int64)  # [B, S] views
+        self._ones = np.ones(max_batch * tmax, np.int64)  # attention_mask when no row has padding
+        self._mask = np.zeros(max_batch * tmax, np.int64)  # [B, T] staged when some row has padding
+        self._mask_rows = np.zeros((max_batch, tmax), np.int64)  # [B, Tmax] the mask as it grows
+        self._logits = np.zeros(max_batch * tmax * lay.vocab_size, np.float32)  # [B, S, V] views
+        self._values = {}  # (what, side, B, length) -> (numpy views, OrtValues), made once per shape
+        self._io = session.io_binding()
+        self._kv_names, self._present_names = layout.kv_names, layout.present_names
+        self.batch, self.length, self.side, self.padded = 1, 0, 0, False
+
+    # ---- state -------------------------------------------------------------------------------------------
+
+    def reset(self, batch: int = 1) -> None:
+        if not 1 <= batch <= self.max_batch:
+            raise ValueError(f"batch {batch} is outside 1..{self.max_batch}")
+        self.batch, self.length, self.side, self.padded = batch, 0, 0, False
+
+    def load(self, kv: np.ndarray, length: int) -> None:
+        """Start batch 1 from a saved state: kv [2L, H, >=length, Dh] (one copy per query, not per token)."""
+        self.reset(1)
+        views = self._kv_views(self.side, 1, length)
+        for index, view in enumerate(views):
+            np.copyto(view[0], kv[index, :, :length])  # [H, length, Dh]
+        self._mask_rows[0, :length] = 1
+        self.length = length
+
+    def save(self) -> np.ndarray:
+        """A copy of row 0's cache: [2L, H, length, Dh]."""
+        return np.stack([view[0] for view in self._kv_views(self.side, self.batch, self.length)])
+
+    def broadcast(self, batch: int) -> None:
+        """Grow a batch-1 state to ``batch`` identical rows (row 0 keeps its memory: same offset in [B, H, P, Dh])."""
+        if self.batch != 1 or self.padded:
+            raise ValueError("broadcast starts from one unpadded row")
+        self.batch = batch
+        if batch > self.max_batch:
+            raise ValueError(f"batch {batch} is more than the {self.max_batch} rows allocated")
+        for view in self._kv_views(self.side, batch, self.length):
+            view[1:] = view[0]  # [B-1, H, P, Dh] <- [H, P, Dh]
+        self._mask_rows[:batch, :self.length] = 1
+
+    # ---- one step ------------------------------------------------------------------------------------------
+
+    def feed(self, rows) -> np.ndarray:
+        """Feed one chunk per row (lists of token ids; empty: the row only waits). Returns logits [B, S, V].
+
+        A row's next-token logits are at index len(chunk) - 1 of its chunk."""
+        batch, past = self.batch, self.length
+        if len(rows) != batch:
+            raise ValueError(f"{len(rows)} chunks for a batch of {batch}")
+        seq = max(len(chunk) for chunk in rows)
+        total = past + seq
+        if seq == 0 or total > self.layout.context_length:
+            raise ValueError(f"cannot feed {seq} tokens after {past} (context {self.layout.context_length})")
+        ids_view, ids_value = self._value("ids", 0, batch, seq)  # [B, S]
+        if batch == 1:
+            ids_view[0] = rows[0]  # one row is never padded (broadcast() marks its mask when it grows)
+        else:
+            self._stage_rows(ids_view, rows, past, seq)
+        self._bind(ids_value, self._mask_value(batch, total), past, seq)
+        self.session.run_with_iobinding(self._io)
+        self.side ^= 1
+        self.length = total
+        return self._value("logits", 0, batch, seq)[0]
+
+    def _stage_rows(self, ids_view: np.ndarray, rows, past: int, seq: int) -> None:
+        for row, chunk in enumerate(rows):
+            ids_view[row, :len(chunk)] = chunk
+            ids_view[row, len(chunk):] = 0
+            self._mask_rows[row, past:past + len(chunk)] = 1
+            self._mask_rows[row, past + len(chunk):past + seq] = 0
+            self.padded = self.padded or len(chunk) != seq
+
+    def _mask_value(self, batch: int, total: int):
+        if not self.padded:
+            return self._value("ones", 0, batch, total)[1]
+        view, value = self._value("mask", 0, batch, total)  # [B, T]
+        np.copyto(view, self._mask_rows[:batch, :total])  # the mask only, B * T int64
+        return value
+
+    def _bind(self, ids_value, mask_value, past: int, seq: int) -> None:
+        io, batch = self._io, self.batch
+        io.bind_ortvalue_input("input_ids", ids_value)
+        io.bind_ortvalue_input("attention_mask", mask_value)
+        for name, value in zip(self._kv_names, self._kv_values(self.side, batch, past)):
+            io.bind_ortvalue_input(name, value)
+        io.bind_ortvalue_output("logits", self._value("logits", 0, batch, seq)[1])
+        for name, value in zip(self._present_names, self._kv_values(self.side ^ 1, batch, past + seq)):
+            io.bind_ortvalue_output(name, value)
+
+    # ---- views and their OrtValues, made once per shape -----------------------------------------------------
+
+    def _kv_views(self, side: int, batch: int, length: int) -> list:
+        return self._kv_entry(side, batch, length)[0]
+
+    def _kv_values(self, side: int, batch: int, length: int) -> list:
+        return self._kv_entry(side, batch, length)[1]
+
+    def _kv_entry(self, side: int, batch: int, length: int):
+        key = ("kv", side, batch, length)
+        found = self._values.get(key)
+        if found is None:
+            lay = self.layout
+            size = batch * lay.num_heads * length * lay.head_size
+            views = [
+                self._kv[side][j * self._kv_stride:j * self._kv_stride + size].reshape(
+                    batch, lay.num_heads, length, lay.head_size)  # [B, H, P, Dh], contiguous
+                for j in range(2 * lay.num_layers)
+            ]
+            found = self._values[key] = (views, [self._ortvalue(view) for view in views])
+        return found
+
+    def _value(self, what: str, side: int, batch: int, length: int):
+        key = (what, side, batch, length)
+        found = self._values.get(key)
+        if found is None:
+            if what == "logits":
+                size = batch * length * self.layout.vocab_size
+                view = self._logits[:size].reshape(batch, length, self.layout.vocab_size)  # [B, S, V]
+            else:
+                buffer = {"ids": self._ids, "ones": self._ones, "mask": self._mask}[what]
+                view = buffer[:batch * length].reshape(batch, length)  # [B, S] or [B, T]
+            found = self._values[key] = (view, self._ortvalue(view))
+        return found
+
+    def warm(self, batches=(1,)) -> None:
+        """Make the OrtValues of every cache length for these batch sizes now rather than during a query."""
+        for batch in batches:
+            for length in range(self.layout.context_length + 1):
+                for side in (0, 1):
+                    self._kv_entry(side, batch, length)
+                self._value("ones", 0, batch, length)

@@ -1,0 +1,257 @@
+"""The fast engine: prefix reuse, constrained decoding with forced runs, best-of-N in one batch, a deadline.
+
+One query, in the order it runs::
+
+    prompt ids --PrefixCache--> reused KV + the rest to prefill --BoundDecoder.feed--> last logits [V]
+    --broadcast to N rows--> loop: each row picks a token its grammar Cursor allows (row 0 by argmax, rows 1..N-1
+    sampled), appends the forced run that follows, and all rows feed their chunks as one batched step
+    --> finished candidates, best valid one by model score
+
+Row 0 is always the greedy path, so N = 1 is plain greedy decoding and best-of-N never scores below it.
+The score is the candidate's log-probability under the constrained model at temperature 1 (forced tokens
+count as certain). Everything here is deterministic for a given query, configuration and seed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from wafer_reasoner.engine.decoder import BoundDecoder, DecoderLayout
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """How the fast engine decodes; every field is a node parameter (prefix ``engine_``)."""
+
+    candidates: int = 1  # N plans decoded as one batch; 1 = greedy only (deterministic)
+    temperature: float = 0.8  # sampling temperature of candidates 2..N
+    top_k: int = 8  # candidates 2..N sample among the k most likely allowed tokens (0: all allowed)
+    seed: int = 0  # sampler seed; the same query, configuration and seed give the same plan
+    deadline_ms: float = 0.0  # best-of-N: stop at the first finished candidate after this (from query start; 0: none)
+    constrained: bool = True  # decode inside the plan grammar (False: plain argmax over the vocabulary, like v0)
+    forced_runs: bool = True  # feed tokens the grammar forces as one chunk with the chosen token
+    prefix_cache: int = 4  # prompts whose KV state is kept for reuse (0: none)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.candidates <= 64:
+            raise ValueError(f"candidates must be 1..64, got {self.candidates}")
+        if not (self.temperature > 0 and math.isfinite(self.temperature)):
+            raise ValueError(f"temperature must be a positive number, got {self.temperature}")
+        if self.top_k < 0 or self.prefix_cache < 0 or not self.deadline_ms >= 0:
+            raise ValueError("top_k, prefix_cache and deadline_ms must not be negative")
+
+
+class Sampler:
+    """Chooses one token among the allowed ones; owns its seeded generator (llama2.c's Sampler, with a grammar)."""
+
+    def __init__(self, temperature: float, top_k: int, seed: int):
+        self.temperature = temperature
+        self.top_k = top_k
+        self.rng = np.random.Generator(np.random.PCG64(seed))
+
+    def sample(self, logits: np.ndarray, allowed: np.ndarray) -> int:
+        """logits [V], allowed [k] token ids -> one of them, at temperature among the top_k."""
+        scores = logits[allowed].astype(np.float64)  # [k]
+        if 0 < self.top_k < scores.size:
+            keep = np.argpartition(scores, -self.top_k)[-self.top_k:]
+            allowed, scores = allowed[keep], scores[keep]
+        scores = (scores - scores.max()) / self.temperature
+        weights = np.exp(scores)  # [k]
+        threshold = self.rng.random() * weights.sum()
+        index = min(int(np.searchsorted(np.cumsum(weights), threshold, side="right")), allowed.size - 1)
+        return int(allowed[index])
+
+
+def log_prob(logits: np.ndarray, allowed: np.ndarray, token: int) -> float:
+    """log p(token) under the model restricted to ``allowed`` (temperature 1)."""
+    scores = logits[allowed].astype(np.float64)  # [k]
+    top = scores.max()
+    return float(logits[token] - top - math.log(np.exp(scores - top).sum()))
+
+
+@dataclass
+class PrefixEntry:
+    tokens: tuple  # prompt token ids
+    kv: np.ndarray  # [2L, H, len(tokens), Dh]
+    logits: np.ndarray  # [V] after the last prompt token
+    pinned: bool = False  # kept whatever else comes (the fixed prompt part)
+
+
+class PrefixCache:
+    """The KV state of recent prompts; a new prompt reuses the longest common prefix with any of them."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self.entries = []  # oldest first
+
+    def lookup(self, tokens: tuple):
+        """(entry, reusable length): the whole prompt when an entry is exactly it, else the longest common
+        prefix (at most len(tokens) - 1, so the last token is always fed to get its logits)."""
+        best, best_length = None, 0
+        for entry in self.entries:
+            if entry.tokens == tokens:
+                return entry, len(tokens)
+            length = min(_common_prefix(entry.tokens, tokens), len(tokens) - 1)
+            if length > best_length:
+                best, best_length = entry, length
+        return best, best_length
+
+    def store(self, entry: PrefixEntry) -> None:
+        if self.capacity == 0 and not entry.pinned:
+            return
+        self.entries = [e for e in self.entries if e.tokens != entry.tokens] + [entry]
+        unpinned = [e for e in self.entries if not e.pinned]
+        for old in unpinned[:max(0, len(unpinned) - self.capacity)]:
+            self.entries.remove(old)
+
+
+def _common_prefix(a: tuple, b: tuple) -> int:
+    length = min(len(a), len(b))
+    for index in range(length):
+        if a[index] != b[index]:
+            return index
+    return length
+
+
+@dataclass
+class Candidate:
+    cursor: object  # grammar.Cursor, or None when unconstrained
+    tokens: list = field(default_factory=list)  # chosen and forced token ids, <eos> last once finished
+    score: float = 0.0  # sum of log p of the chosen tokens (forced ones count as certain)
+    forced: int = 0  # tokens appended without a decode step of their own
+    done: bool = False
+
+
+@dataclass(frozen=True)
+class Decoded:
+    tokens: tuple  # the chosen candidate's token ids, <eos> included when it finished
+    score: float
+    candidates: int  # rows decoded
+    finished: int  # candidates complete when decoding stopped
+    forced_tokens: int  # of the chosen candidate
+    steps: int  # decode steps (batched feeds after the prompt)
+    reused_tokens: int  # prompt tokens whose KV came from the prefix cache
+    prefill_s: float
+    decode_s: float
+    all_tokens: tuple = ()  # every candidate's token ids, row order
+    scores: tuple = ()  # every candidate's score, row order
+
+
+class FastEngine:
+    """Decodes plans for one loaded model; owns the bound decoder, the prefix cache and the config."""
+
+    def __init__(self, session, layout: DecoderLayout, *, eos_id: int, max_new_tokens: int,
+                 config: EngineConfig = EngineConfig()):
+        self.layout = layout
+        self.eos_id = eos_id
+        self.max_new_tokens = max_new_tokens
+        self.config = config
+        self.decoder = BoundDecoder(session, layout, max_batch=config.candidates)
+        self.prefix = PrefixCache(config.prefix_cache)
+        self._all_tokens = np.arange(layout.vocab_size, dtype=np.int64)  # [V] the unconstrained choice
+
+    def warm(self) -> None:
+        self.decoder.warm(sorted({1, self.config.candidates}))
+
+    def pin_prefix(self, tokens) -> None:
+        """Compute the fixed prompt part (up to ``<say>``) now and keep its state for every later query."""
+        tokens = tuple(int(t) for t in tokens)
+        self.decoder.reset(1)
+        logits = self.decoder.feed([list(tokens)])[0, -1].copy()  # [V]
+        self.prefix.store(PrefixEntry(tokens, self.decoder.save(), logits, pinned=True))
+
+    # ---- one query -----------------------------------------------------------------------------------------
+
+    def decode(self, prompt_ids, grammar=None, *, accept=None, started: float | None = None) -> Decoded:
+        """Decode up to ``config.candidates`` plans after prompt_ids; grammar None decodes unconstrained.
+
+        ``accept(token_ids) -> bool`` verifies a finished candidate (default: every finished one is valid).
+        ``started`` is the query's perf_counter start, the origin of ``deadline_ms``."""
+        started = time.perf_counter() if started is None else started
+        prefill_start = time.perf_counter()
+        logits, reused = self._prefill(tuple(int(t) for t in prompt_ids))  # [V]
+        decode_start = time.perf_counter()
+        rows = self._candidates(grammar)
+        if len(rows) > 1:
+            self.decoder.broadcast(len(rows))
+        steps = self._decode_loop(rows, np.broadcast_to(logits, (len(rows), 1, logits.size)), [0] * len(rows),
+                                  started)
+        finished = time.perf_counter()
+        best = self._best(rows, accept)
+        return Decoded(
+            tokens=tuple(best.tokens), score=best.score, candidates=len(rows),
+            finished=sum(row.done for row in rows), forced_tokens=best.forced, steps=steps, reused_tokens=reused,
+            prefill_s=decode_start - prefill_start, decode_s=finished - decode_start,
+            all_tokens=tuple(tuple(row.tokens) for row in rows), scores=tuple(row.score for row in rows),
+        )
+
+    def _prefill(self, tokens: tuple):
+        """-> (logits [V] after the prompt, prompt tokens reused); leaves the prompt's state in the decoder."""
+        if len(tokens) + self.max_new_tokens > self.layout.context_length:
+            raise ValueError(f"prompt of {len(tokens)} tokens + {self.max_new_tokens} new exceeds the context")
+        entry, reused = self.prefix.lookup(tokens)
+        if entry is None:
+            self.decoder.reset(1)
+        else:
+            self.decoder.load(entry.kv, reused)
+        if reused == len(tokens):
+            return entry.logits, reused
+        logits = self.decoder.feed([list(tokens[reused:])])[0, -1].copy()  # [V]
+        if self.prefix.capacity:
+            self.prefix.store(PrefixEntry(tokens, self.decoder.save(), logits))
+        return logits, reused
+
+    def _candidates(self, grammar) -> list:
+        budget = self.max_new_tokens
+        return [Candidate(grammar.cursor(budget) if grammar is not None else None)
+                for _ in range(self.config.candidates)]
+
+    def _decode_loop(self, rows: list, logits: np.ndarray, last: list, started: float) -> int:
+        """Run until every row finished (or the deadline passed with one finished); returns decode steps."""
+        config = self.config
+        sampler = Sampler(config.temperature, config.top_k, config.seed)
+        deadline = started + config.deadline_ms / 1e3 if config.deadline_ms > 0 else math.inf
+        steps = 0
+        while True:
+            chunks = [self._advance(row, index, logits[index, last[index]], sampler) for index, row in enumerate(rows)]
+            if all(row.done for row in rows):
+                return steps
+            if any(row.done for row in rows) and time.perf_counter() >= deadline:
+                return steps
+            logits = self.decoder.feed(chunks)  # [B, S, V]
+            last = [len(chunk) - 1 for chunk in chunks]
+            steps += 1
+
+    def _advance(self, row: Candidate, index: int, logits: np.ndarray, sampler: Sampler) -> list:
+        """Choose row's next token from logits [V], append the forced run; returns the chunk to feed."""
+        if row.done:
+            return []
+        allowed = row.cursor.options() if row.cursor is not None else self._all_tokens  # [k]
+        if index == 0 or allowed.size == 1:
+            token = int(allowed[np.argmax(logits[allowed])])
+        else:
+            token = sampler.sample(logits, allowed)
+        if self.config.candidates > 1:
+            row.score += log_prob(logits, allowed, token)
+        chunk = [token]
+        if row.cursor is not None:
+            row.cursor.advance(token)
+            if self.config.forced_runs:
+                forced = row.cursor.forced_run()
+                row.forced += len(forced)
+                chunk += forced
+        row.tokens += chunk
+        row.done = chunk[-1] == self.eos_id or len(row.tokens) >= self.max_new_tokens
+        return [] if row.done else chunk
+
+    @staticmethod
+    def _best(rows: list, accept) -> Candidate:
+        """The finished, accepted row with the highest score (row 0 on ties); row 0 when none qualifies."""
+        valid = [row for row in rows if row.done and (accept is None or accept(row.tokens))]
+        if not valid:
+            return rows[0]
+        return max(valid, key=lambda row: row.score)  # max() keeps the first of equal scores
