@@ -1,6 +1,6 @@
 """Train the planner from scratch on the generated corpus and export it (``make train``).
 
-    python -m wafer_reasoner.training.train --minutes 45 --out wafer_reasoner/models
+    python -m wafer_reasoner.training.train [--minutes 52] [--out wafer_reasoner/models]
 
 Fixed seed; the corpus is generated on the fly (no data set on disk). Every ``--eval-every`` steps the
 learning curve (loss, exact match on train-family and held-out-family examples) is printed and appended to
@@ -169,16 +169,17 @@ def train(args) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="wafer_reasoner/models", help="folder for planner.onnx and its files")
-    parser.add_argument("--minutes", type=float, default=60.0, help="wall-clock budget for the training loop")
-    parser.add_argument("--steps", type=int, default=6000)
+    # defaults = the recipe of the shipped model (docs/MODEL_CARD.md)
+    parser.add_argument("--minutes", type=float, default=52.0, help="wall-clock budget for the training loop")
+    parser.add_argument("--steps", type=int, default=4200, help="optimizer steps (the LR schedule's length)")
     parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--lr", type=float, default=2e-3)
-    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--lr", type=float, default=1.5e-3)
+    parser.add_argument("--hidden", type=int, default=192)
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--eval-every", type=int, default=250)
+    parser.add_argument("--eval-every", type=int, default=500)
     parser.add_argument("--eval-size", type=int, default=400)
     parser.add_argument("--no-export", action="store_true", help="train and report only")
     parser.add_argument("--resume", default=None, help="start from this checkpoint (runs/planner.pt), not scratch")
