@@ -70,6 +70,16 @@ class BoundDecoder:
         self._logits = np.zeros(max_batch * tmax * lay.vocab_size, np.float32)  # [B, S, V] views
         self._values = {}  # (what, side, B, length) -> (numpy views, OrtValues), made once per shape
         self._io = session.io_binding()
+        # the C-level binding and run: the Python wrappers re-validate every call (WebGPU capture checks)
+        self._private = hasattr(self._io, "_iobinding") and hasattr(session, "_sess")
+        if self._private:
+            self._c_io = self._io._iobinding
+            self._run = session._sess.run_with_iobinding
+        else:  # pragma: no cover - an onnxruntime without the private names: the public path
+            self._c_io = self._io
+            self._run = session.run_with_iobinding
+        self._bind_input, self._bind_output = self._c_io.bind_ortvalue_input, self._c_io.bind_ortvalue_output
+        self._plans = {}  # (side, B, past, S, padded) -> what one step binds
         self._kv_names, self._present_names = layout.kv_names, layout.present_names
         self.batch, self.length, self.side, self.padded = 1, 0, 0, False
 
@@ -111,22 +121,28 @@ class BoundDecoder:
 
         A row's next-token logits are at index len(chunk) - 1 of its chunk."""
         batch, past = self.batch, self.length
-        if len(rows) != batch:
-            raise ValueError(f"{len(rows)} chunks for a batch of {batch}")
-        seq = max(len(chunk) for chunk in rows)
-        total = past + seq
-        if seq == 0 or total > self.layout.context_length:
-            raise ValueError(f"cannot feed {seq} tokens after {past} (context {self.layout.context_length})")
-        ids_view, ids_value = self._value("ids", 0, batch, seq)  # [B, S]
+        seq = len(rows[0]) if batch == 1 else max(len(chunk) for chunk in rows)
+        if len(rows) != batch or seq == 0 or past + seq > self.layout.context_length:
+            raise ValueError(f"cannot feed {[len(c) for c in rows]} tokens to {batch} rows after {past} "
+                             f"(context {self.layout.context_length})")
+        if batch > 1:
+            self._stage_rows(self._value("ids", 0, batch, seq)[0], rows, past, seq)
+        plan = self._plans.get((self.side, batch, past, seq, self.padded))
+        if plan is None:
+            plan = self._plan(self.side, batch, past, seq, self.padded)
         if batch == 1:
-            ids_view[0] = rows[0]  # one row is never padded (broadcast() marks its mask when it grows)
-        else:
-            self._stage_rows(ids_view, rows, past, seq)
-        self._bind(ids_value, self._mask_value(batch, total), past, seq)
-        self.session.run_with_iobinding(self._io)
+            plan[3][0] = rows[0]  # ids [1, S]; one row is never padded
+        elif self.padded:
+            np.copyto(self._value("mask", 0, batch, past + seq)[0], self._mask_rows[:batch, :past + seq])
+        bind_input, bind_output = self._bind_input, self._bind_output
+        for name, value in plan[0]:
+            bind_input(name, value)
+        for name, value in plan[1]:
+            bind_output(name, value)
+        self._run(self._c_io, None)
         self.side ^= 1
-        self.length = total
-        return self._value("logits", 0, batch, seq)[0]
+        self.length = past + seq
+        return plan[2]
 
     def _stage_rows(self, ids_view: np.ndarray, rows, past: int, seq: int) -> None:
         for row, chunk in enumerate(rows):
@@ -136,22 +152,20 @@ class BoundDecoder:
             self._mask_rows[row, past + len(chunk):past + seq] = 0
             self.padded = self.padded or len(chunk) != seq
 
-    def _mask_value(self, batch: int, total: int):
-        if not self.padded:
-            return self._value("ones", 0, batch, total)[1]
-        view, value = self._value("mask", 0, batch, total)  # [B, T]
-        np.copyto(view, self._mask_rows[:batch, :total])  # the mask only, B * T int64
-        return value
-
-    def _bind(self, ids_value, mask_value, past: int, seq: int) -> None:
-        io, batch = self._io, self.batch
-        io.bind_ortvalue_input("input_ids", ids_value)
-        io.bind_ortvalue_input("attention_mask", mask_value)
-        for name, value in zip(self._kv_names, self._kv_values(self.side, batch, past)):
-            io.bind_ortvalue_input(name, value)
-        io.bind_ortvalue_output("logits", self._value("logits", 0, batch, seq)[1])
-        for name, value in zip(self._present_names, self._kv_values(self.side ^ 1, batch, past + seq)):
-            io.bind_ortvalue_output(name, value)
+    def _plan(self, side: int, batch: int, past: int, seq: int, padded: bool) -> tuple:
+        """Everything one step binds, as (inputs, outputs, logits view [B, S, V], ids view [B, S])."""
+        total = past + seq
+        unwrap = _c_value if self._private else (lambda value: value)
+        ids_view, ids_value = self._value("ids", 0, batch, seq)
+        inputs = [("input_ids", unwrap(ids_value)),
+                  ("attention_mask", unwrap(self._value("mask" if padded else "ones", 0, batch, total)[1]))]
+        inputs += [(name, unwrap(value)) for name, value in zip(self._kv_names, self._kv_values(side, batch, past))]
+        logits_view, logits_value = self._value("logits", 0, batch, seq)
+        outputs = [("logits", unwrap(logits_value))]
+        outputs += [(name, unwrap(value))
+                    for name, value in zip(self._present_names, self._kv_values(side ^ 1, batch, total))]
+        plan = self._plans[(side, batch, past, seq, padded)] = (inputs, outputs, logits_view, ids_view)
+        return plan
 
     # ---- views and their OrtValues, made once per shape -----------------------------------------------------
 
@@ -191,7 +205,11 @@ class BoundDecoder:
     def warm(self, batches=(1,)) -> None:
         """Make the OrtValues of every cache length for these batch sizes now rather than during a query."""
         for batch in batches:
-            for length in range(self.layout.context_length + 1):
+            for past in range(self.layout.context_length):
                 for side in (0, 1):
-                    self._kv_entry(side, batch, length)
-                self._value("ones", 0, batch, length)
+                    self._plan(side, batch, past, 1, False)
+
+
+def _c_value(value):
+    """The C-level OrtValue inside a public one (what the C-level binding takes)."""
+    return getattr(value, "_ortvalue", value)

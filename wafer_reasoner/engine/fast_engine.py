@@ -212,6 +212,8 @@ class FastEngine:
 
     def _decode_loop(self, rows: list, logits: np.ndarray, last: list, started: float) -> int:
         """Run until every row finished (or the deadline passed with one finished); returns decode steps."""
+        if len(rows) == 1:
+            return self._greedy_loop(rows[0], logits[0, 0])
         config = self.config
         sampler = Sampler(config.temperature, config.top_k, config.seed)
         deadline = started + config.deadline_ms / 1e3 if config.deadline_ms > 0 else math.inf
@@ -226,22 +228,40 @@ class FastEngine:
             last = [len(chunk) - 1 for chunk in chunks]
             steps += 1
 
-    def _advance(self, row: Candidate, index: int, logits: np.ndarray, sampler: Sampler) -> list:
+    def _greedy_loop(self, row: Candidate, logits: np.ndarray) -> int:
+        """Batch 1: choose, append the forced run, feed it; logits [V]."""
+        feed = self.decoder.feed
+        steps = 0
+        while True:
+            chunk = self._advance(row, 0, logits, None)
+            if row.done:
+                return steps
+            logits = feed([chunk])[0, -1]  # [V]
+            steps += 1
+
+    def _advance(self, row: Candidate, index: int, logits: np.ndarray, sampler) -> list:
         """Choose row's next token from logits [V], append the forced run; returns the chunk to feed."""
         if row.done:
             return []
-        allowed = row.cursor.options() if row.cursor is not None else self._all_tokens  # [k]
-        if index == 0 or allowed.size == 1:
-            token = int(allowed[np.argmax(logits[allowed])])
+        cursor = row.cursor
+        if cursor is None:
+            allowed = self._all_tokens  # [V]
+            token = int(logits.argmax()) if index == 0 else sampler.sample(logits, allowed)
         else:
-            token = sampler.sample(logits, allowed)
+            allowed = cursor.options()  # [k]
+            if allowed.size == 1:
+                token = int(allowed[0])
+            elif index == 0:
+                token = int(allowed[logits[allowed].argmax()])
+            else:
+                token = sampler.sample(logits, allowed)
         if self.config.candidates > 1:
             row.score += log_prob(logits, allowed, token)
         chunk = [token]
-        if row.cursor is not None:
-            row.cursor.advance(token)
+        if cursor is not None:
+            cursor.advance(token)
             if self.config.forced_runs:
-                forced = row.cursor.forced_run()
+                forced = cursor.forced_run()
                 row.forced += len(forced)
                 chunk += forced
         row.tokens += chunk

@@ -1,0 +1,398 @@
+"""Engine benchmarks (issue 4): the fast engine against onnxruntime-genai on the same model file, and alone.
+
+    .venv/bin/python bench/bench_engine.py [--model-dir DIR] [--rounds 9] [--queries 40] [--validity 10000]
+                                           [--json runs/bench_engine.json]
+
+Prints markdown tables (and writes them as JSON):
+
+(a) genai vs this engine, batch 1, greedy, runs interleaved query by query (engine order rotating each round) so
+    the machine's drift cancels. Per round: plan tokens/s = finished plan tokens (forced runs and <eos> included)
+    over wall time from prompt ids to finished plan (prefill included; this engine's time includes building the
+    grammar). Ratios are this engine over genai per round; the median and range over rounds are reported.
+    Rows: constrained (grammar + forced runs), plain (unconstrained argmax, the like-for-like decode), and
+    constrained with the map part of the prompt pinned (``prepare``: the node's steady state).
+(b) planning latency through ``PlannerModel.generate`` (prompt, grammar, decode, best pick) for N = 1, 4, 8,
+    interleaved, over a fixed query set on one fixed map; p50/p90/p99/max.
+(c) peak resident memory (VmHWM) of a process that loads the engine with N = 8 and plans, next to a process that
+    only imports the same modules.
+(d) decode rate against the host's bound: single-token decode steps/s vs measured memory bandwidth / bytes read
+    per step (weights + KV cache at the mean context).
+(e) thread settings: decode tokens/s with intra-op threads 1 and 2, interleaved (the default is chosen from this).
+(f) validity: share of constrained outputs that parse over --validity random scene/utterance cases (greedy) plus
+    a tenth as many best-of-4 sampled candidates.
+
+genai needs a genai_config.json with model type "decoder" and no keys of its own; when the model folder has an
+older one (type "gpt2", a "wafer_reasoner" block), a corrected copy is written to a temporary folder next to a
+symlink to the SAME planner.onnx, and the table says so. Without onnxruntime-genai installed (pip install -r
+requirements-bench.txt), (a) is skipped with a message. Not a test: nothing here asserts timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # this checkout's wafer_reasoner
+
+from wafer_reasoner.engine.fast_engine import EngineConfig  # noqa: E402
+from wafer_reasoner.engine.grammar import grammar_for_query  # noqa: E402
+from wafer_reasoner.engine.planner_model import DEFAULT_MODEL_DIR, MODEL_FILE, PlannerModel  # noqa: E402
+from wafer_reasoner.engine.prompt import build_prompt, tokens_to_plan  # noqa: E402
+from wafer_reasoner.planner.language import PlanSyntaxError, parse_plan  # noqa: E402
+from wafer_reasoner.training.corpus import sample_example  # noqa: E402
+
+DEFAULT_JSON = REPO / "runs" / "bench_engine.json"
+GENAI_ALLOWED_TOP_KEYS = ("model", "search")
+
+
+# ---- queries -----------------------------------------------------------------------------------------------
+
+
+def fixed_map_queries(count: int, seed: int = 4) -> list:
+    """(scene, utterance) pairs from the corpus, every scene on the first example's map (a robot has one map)."""
+    rng = random.Random(seed)
+    places = sample_example(rng)["scene"].places
+    return [(replace(e["scene"], places=places), e["say"]) for e in (sample_example(rng, 1) for _ in range(count))]
+
+
+def percentile(values, q: float) -> float:
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if len(values) else float("nan")
+
+
+# ---- the runners: each plans one query and returns (plan tokens, plan text) -------------------------------------
+
+
+class OursRunner:
+    def __init__(self, model: PlannerModel, *, pin_map_of=None):
+        self.model = model
+        if pin_map_of is not None:
+            model.prepare(pin_map_of)
+
+    def __call__(self, scene, say):
+        model = self.model
+        prompt = build_prompt(scene, say)
+        ids = [model.tokenizer.id(t) for t in prompt.tokens]
+        grammar = grammar_for_query(model.tokenizer, prompt, scene, say) if model.engine.config.constrained else None
+        decoded = model.engine.decode(ids, grammar)
+        return len(decoded.tokens), tokens_to_plan([model.tokenizer.tokens[t] for t in decoded.tokens], prompt)
+
+
+class GenaiRunner:
+    def __init__(self, model_dir: Path, threads: int, max_new_tokens: int, tokenizer):
+        import onnxruntime_genai as og
+
+        self.og = og
+        self.folder, self.notes = genai_folder(model_dir, threads)
+        self.model = og.Model(str(self.folder))
+        self.max_new_tokens = max_new_tokens
+        self.tokenizer = tokenizer
+
+    def __call__(self, scene, say):
+        og = self.og
+        prompt = build_prompt(scene, say)
+        ids = np.array([[self.tokenizer.id(t) for t in prompt.tokens]], dtype=np.int32)  # [1, S]
+        params = og.GeneratorParams(self.model)
+        params.set_search_options(max_length=ids.shape[1] + self.max_new_tokens, do_sample=False)
+        generator = og.Generator(self.model, params)
+        generator.append_tokens(ids)
+        while not generator.is_done():
+            generator.generate_next_token()
+        out = [int(t) for t in generator.get_sequence(0)[ids.shape[1]:]]
+        return len(out), tokens_to_plan([self.tokenizer.tokens[t] for t in out], prompt)
+
+
+def genai_folder(model_dir: Path, threads: int):
+    """A folder genai can load: a symlink to the same planner.onnx and a genai_config.json it accepts."""
+    config = json.loads((model_dir / "genai_config.json").read_text(encoding="utf-8"))
+    notes = []
+    if config["model"].get("type") != "decoder":
+        notes.append(f"model type {config['model'].get('type')!r} -> 'decoder' (genai's gpt2 wants combined past_%d)")
+        config["model"]["type"] = "decoder"
+    for key in [k for k in config if k not in GENAI_ALLOWED_TOP_KEYS]:
+        notes.append(f"dropped top-level {key!r} (genai refuses unknown keys)")
+        del config[key]
+    options = config["model"]["decoder"].setdefault("session_options", {})
+    options["intra_op_num_threads"] = threads
+    options["inter_op_num_threads"] = 1
+    folder = Path(tempfile.mkdtemp(prefix="genai_view_"))
+    (folder / MODEL_FILE).symlink_to((model_dir / MODEL_FILE).resolve())
+    (folder / "genai_config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
+    return folder, notes
+
+
+# ---- interleaving ------------------------------------------------------------------------------------------
+
+
+def interleaved(runners: dict, queries: list, rounds: int) -> dict:
+    """name -> list per round of (tokens, seconds); plus name -> texts of the last round."""
+    names = list(runners)
+    totals = {name: [] for name in names}
+    texts = {name: [] for name in names}
+    for _ in range(2):  # warm-up: first-touch of buffers and ORT's arenas
+        for name in names:
+            runners[name](*queries[0])
+    for round_index in range(rounds):
+        spent = {name: [0, 0.0] for name in names}
+        texts = {name: [] for name in names}
+        for query_index, query in enumerate(queries):
+            shift = (round_index + query_index) % len(names)
+            for name in names[shift:] + names[:shift]:
+                start = time.perf_counter()
+                tokens, text = runners[name](*query)
+                spent[name][1] += time.perf_counter() - start
+                spent[name][0] += tokens
+                texts[name].append(text)
+        for name in names:
+            totals[name].append(tuple(spent[name]))
+    return {"rounds": totals, "texts": texts}
+
+
+def ratio_rows(result: dict, baseline: str) -> list:
+    rows = []
+    base = [tokens / seconds for tokens, seconds in result["rounds"][baseline]]
+    for name, per_round in result["rounds"].items():
+        rates = [tokens / seconds for tokens, seconds in per_round]
+        ratios = [rate / ref for rate, ref in zip(rates, base)]
+        same = sum(a == b for a, b in zip(result["texts"][name], result["texts"][baseline]))
+        rows.append({
+            "engine": name, "tokens_per_s": statistics.median(rates), "ratio_median": statistics.median(ratios),
+            "ratio_min": min(ratios), "ratio_max": max(ratios), "plan_tokens": per_round[-1][0],
+            "same_plans": f"{same}/{len(result['texts'][name])}",
+        })
+    return rows
+
+
+# ---- (b) latency -------------------------------------------------------------------------------------------
+
+
+def latency_table(model_dir: Path, threads: int, queries: list, rounds: int) -> list:
+    models = {}
+    for n in (1, 4, 8):
+        models[n] = PlannerModel(model_dir, threads=threads, engine_config=EngineConfig(candidates=n, prefix_cache=0))
+        models[n].prepare(queries[0][0])
+    samples = {n: [] for n in models}
+    for round_index in range(rounds):
+        for query_index, (scene, say) in enumerate(queries):
+            order = list(models)
+            shift = (round_index + query_index) % len(order)
+            for n in order[shift:] + order[:shift]:
+                samples[n].append(models[n].generate(scene, say).total_ms)
+    return [{
+        "candidates": n, "p50_ms": percentile(ms, 50), "p90_ms": percentile(ms, 90), "p99_ms": percentile(ms, 99),
+        "max_ms": max(ms), "samples": len(ms),
+    } for n, ms in samples.items()]
+
+
+# ---- (c) memory --------------------------------------------------------------------------------------------
+
+_MEMORY_PROBE = """
+import sys, random
+sys.path.insert(0, {repo!r})
+from wafer_reasoner.engine.planner_model import PlannerModel
+from wafer_reasoner.engine.fast_engine import EngineConfig
+from wafer_reasoner.training.corpus import sample_example
+import onnxruntime
+if {load}:
+    model = PlannerModel({model_dir!r}, threads={threads}, engine_config=EngineConfig(candidates=8))
+    rng = random.Random(0)
+    for _ in range(20):
+        e = sample_example(rng)
+        model.generate(e["scene"], e["say"])
+print([l for l in open("/proc/self/status") if l.startswith("VmHWM")][0].split()[1])
+"""
+
+
+def peak_memory_kib(model_dir: Path, threads: int, load: bool) -> int:
+    code = _MEMORY_PROBE.format(repo=str(REPO), model_dir=str(model_dir), threads=threads, load=load)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return int(out.stdout.strip().splitlines()[-1])
+
+
+# ---- (d) the host's bound ------------------------------------------------------------------------------------
+
+
+def memory_bandwidth_bytes_per_s(megabytes: int = 256, repeats: int = 5) -> float:
+    """Best of a large copy (read + write) and a large sum (read), one core, bytes moved per second."""
+    src = np.ones(megabytes * 2**20 // 4, dtype=np.float32)  # [n]
+    dst = np.empty_like(src)
+    best = 0.0
+    for _ in range(repeats):
+        start = time.perf_counter()
+        np.copyto(dst, src)
+        best = max(best, 2 * src.nbytes / (time.perf_counter() - start))
+        start = time.perf_counter()
+        src.sum()
+        best = max(best, src.nbytes / (time.perf_counter() - start))
+    return best
+
+
+def decode_bound(model: PlannerModel, queries: list, bandwidth: float) -> dict:
+    plain = PlannerModel(model.model_dir, threads=1, engine_config=EngineConfig(constrained=False, prefix_cache=0))
+    steps = seconds = contexts = 0
+    for scene, say in queries:
+        result = plain.generate(scene, say)
+        steps += result.decode_steps
+        seconds += result.decode_ms / 1e3
+        contexts += result.prompt_tokens + result.tokens / 2
+    weights = (model.model_dir / MODEL_FILE).stat().st_size
+    layout = plain.engine.layout
+    kv = 2 * layout.num_layers * layout.num_heads * layout.head_size * 4 * contexts / len(queries)
+    rate = steps / seconds
+    bound = bandwidth / (weights + kv)
+    return {"decode_steps_per_s": rate, "bytes_per_step": weights + kv, "weights_bytes": weights,
+            "kv_bytes_mean": kv, "bandwidth_gb_s": bandwidth / 1e9, "bound_steps_per_s": bound,
+            "fraction_of_bound": rate / bound}
+
+
+# ---- (e) threads, (f) validity -------------------------------------------------------------------------------
+
+
+def thread_sweep(model_dir: Path, queries: list, rounds: int, tokenizer) -> list:
+    """Constrained decoding and genai, intra-op threads 1 and 2, all interleaved."""
+    runners = {f"this engine, threads={t}": OursRunner(PlannerModel(model_dir, threads=t, engine_config=EngineConfig(
+        prefix_cache=0))) for t in (1, 2)}
+    try:
+        for threads in (1, 2):
+            runners[f"genai, threads={threads}"] = GenaiRunner(model_dir, threads, 64, tokenizer)
+    except ImportError:
+        pass
+    return ratio_rows(interleaved(runners, queries, rounds), "this engine, threads=1")
+
+
+def validity(model_dir: Path, threads: int, cases: int) -> dict:
+    greedy = PlannerModel(model_dir, threads=threads, engine_config=EngineConfig(prefix_cache=0))
+    sampled = PlannerModel(model_dir, threads=threads, engine_config=EngineConfig(
+        candidates=4, temperature=1.5, top_k=0, prefix_cache=0))
+    failures = []
+    checked = 0
+    for case in range(cases):
+        example = sample_example(random.Random(50_000 + case), case % 2)
+        models = [greedy] if case % 10 else [greedy, sampled]
+        for model in models:
+            prompt = build_prompt(example["scene"], example["say"])
+            grammar = grammar_for_query(model.tokenizer, prompt, example["scene"], example["say"])
+            ids = [model.tokenizer.id(t) for t in prompt.tokens]
+            for tokens in model.engine.decode(ids, grammar).all_tokens:
+                checked += 1
+                text = tokens_to_plan([model.tokenizer.tokens[t] for t in tokens], prompt)
+                try:
+                    parse_plan(text)
+                except PlanSyntaxError as error:
+                    failures.append(f"{example['say']!r}: {text!r} ({error})")
+    return {"cases": cases, "outputs": checked, "parsed": checked - len(failures), "failures": failures[:5]}
+
+
+# ---- report ----------------------------------------------------------------------------------------------------
+
+
+def markdown(headers: list, rows: list) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    for row in rows:
+        lines.append("| " + " | ".join(_cell(row[h]) for h in headers) + " |")
+    return "\n".join(lines)
+
+
+def _cell(value) -> str:
+    return f"{value:.3g}" if isinstance(value, float) and abs(value) < 10 else (
+        f"{value:.1f}" if isinstance(value, float) else str(value))
+
+
+def run(args) -> dict:
+    model_dir = Path(args.model_dir) if args.model_dir else DEFAULT_MODEL_DIR
+    queries = fixed_map_queries(args.queries)
+    report = {"host": platform.processor() or platform.machine(), "cpus": os.cpu_count(), "model_dir": str(model_dir)}
+    print(f"# Engine benchmarks: {model_dir / MODEL_FILE}, {len(queries)} queries x {args.rounds} rounds, "
+          f"{os.cpu_count()} CPUs\n")
+
+    tokenizer = PlannerModel(model_dir, engine="v0").tokenizer
+    report["threads"] = thread_sweep(model_dir, queries, args.rounds, tokenizer)
+    print("## (e) intra-op threads (batch 1, greedy; this engine constrained)\n")
+    print(markdown(["engine", "tokens_per_s", "ratio_median", "ratio_min", "ratio_max"], report["threads"]), "\n")
+    threads = args.threads
+
+    reference = PlannerModel(model_dir, threads=threads)
+    report["vs_genai"] = compare_with_genai(model_dir, threads, reference, queries, args.rounds)
+
+    report["latency"] = latency_table(model_dir, threads, queries, args.rounds)
+    print("## (b) planning latency through generate() (fixed map pinned; no exact-prompt reuse)\n")
+    print(markdown(["candidates", "p50_ms", "p90_ms", "p99_ms", "max_ms", "samples"], report["latency"]), "\n")
+
+    base, loaded = peak_memory_kib(model_dir, threads, False), peak_memory_kib(model_dir, threads, True)
+    report["memory"] = {"imports_only_mib": base / 1024, "engine_n8_mib": loaded / 1024,
+                        "engine_mib": (loaded - base) / 1024}
+    print("## (c) peak resident memory (VmHWM)\n")
+    print(markdown(["imports_only_mib", "engine_n8_mib", "engine_mib"], [report["memory"]]), "\n")
+
+    report["bound"] = decode_bound(reference, queries, memory_bandwidth_bytes_per_s())
+    print("## (d) decode rate vs the host's memory-bandwidth bound (batch 1, single-token steps)\n")
+    print(markdown(["decode_steps_per_s", "bandwidth_gb_s", "bytes_per_step", "bound_steps_per_s",
+                    "fraction_of_bound"], [report["bound"]]), "\n")
+
+    if args.validity:
+        report["validity"] = validity(model_dir, threads, args.validity)
+        v = report["validity"]
+        print(f"## (f) validity\n\n{v['parsed']}/{v['outputs']} constrained outputs parse over {v['cases']} random "
+              f"scene/utterance cases (greedy, plus best-of-4 sampled on every tenth case)")
+        for failure in v["failures"]:
+            print("  FAILED:", failure)
+    return report
+
+
+def compare_with_genai(model_dir: Path, threads: int, reference: PlannerModel, queries: list, rounds: int):
+    try:
+        genai = GenaiRunner(model_dir, threads, reference.max_new_tokens, reference.tokenizer)
+    except ImportError:
+        print("## (a) vs onnxruntime-genai: SKIPPED, onnxruntime_genai is not installed "
+              "(pip install -r requirements-bench.txt)\n")
+        return {"skipped": "onnxruntime_genai not installed"}
+    runners = {
+        "genai": genai,
+        "constrained": OursRunner(PlannerModel(model_dir, threads=threads, engine_config=EngineConfig(prefix_cache=0))),
+        "plain": OursRunner(PlannerModel(model_dir, threads=threads, engine_config=EngineConfig(
+            constrained=False, forced_runs=False, prefix_cache=0))),
+        "constrained+map pinned": OursRunner(
+            PlannerModel(model_dir, threads=threads, engine_config=EngineConfig(prefix_cache=0)),
+            pin_map_of=queries[0][0]),
+    }
+    rows = ratio_rows(interleaved(runners, queries, rounds), "genai")
+    print(f"## (a) vs onnxruntime-genai {genai.og.__version__}, same planner.onnx, batch 1, greedy, "
+          f"{threads} thread(s)\n")
+    for note in genai.notes:
+        print(f"note: genai view of the config: {note}")
+    print()
+    print(markdown(["engine", "tokens_per_s", "ratio_median", "ratio_min", "ratio_max", "plan_tokens", "same_plans"],
+                   rows), "\n")
+    return {"rows": rows, "genai_config_notes": genai.notes}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model-dir", help="folder with planner.onnx (default: the shipped model)")
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--threads", type=int, default=1, help="intra-op threads for (a)-(d), (f), both engines")
+    parser.add_argument("--validity", type=int, default=10_000, help="random cases for (f); 0 skips it")
+    parser.add_argument("--json", default=str(DEFAULT_JSON), help="write the numbers here")
+    args = parser.parse_args(argv)
+    report = run(args)
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
