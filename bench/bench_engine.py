@@ -224,9 +224,11 @@ def peak_memory_kib(model_dir: Path, threads: int, load: bool) -> int:
 # ---- (d) the host's bound ------------------------------------------------------------------------------------
 
 
-def memory_bandwidth_bytes_per_s(megabytes: int = 256, repeats: int = 5) -> float:
-    """Best of a large copy (read + write) and a large sum (read), one core, bytes moved per second."""
-    src = np.ones(megabytes * 2**20 // 4, dtype=np.float32)  # [n]
+def memory_bandwidth_bytes_per_s(megabytes: float, repeats: int) -> float:
+    """Best of a copy (read + write) and a sum (read) of ``megabytes``, one core, bytes moved per second.
+
+    256 MB measures DRAM; 8 MB stays in this host's 32 MB L3, where a 7.5 MB model's weights live between steps."""
+    src = np.ones(int(megabytes * 2**20) // 4, dtype=np.float32)  # [n]
     dst = np.empty_like(src)
     best = 0.0
     for _ in range(repeats):
@@ -239,22 +241,26 @@ def memory_bandwidth_bytes_per_s(megabytes: int = 256, repeats: int = 5) -> floa
     return best
 
 
-def decode_bound(model: PlannerModel, queries: list, bandwidth: float) -> dict:
-    plain = PlannerModel(model.model_dir, threads=1, engine_config=EngineConfig(constrained=False, prefix_cache=0))
+def decode_bound(model_dir: Path, threads: int, queries: list) -> list:
+    """Single-token decode steps/s against bandwidth / (weights + KV bytes) for DRAM and for L3."""
+    plain = PlannerModel(model_dir, threads=threads, engine_config=EngineConfig(constrained=False, prefix_cache=0))
     steps = seconds = contexts = 0
     for scene, say in queries:
         result = plain.generate(scene, say)
         steps += result.decode_steps
         seconds += result.decode_ms / 1e3
         contexts += result.prompt_tokens + result.tokens / 2
-    weights = (model.model_dir / MODEL_FILE).stat().st_size
+    weights = (model_dir / MODEL_FILE).stat().st_size
     layout = plain.engine.layout
     kv = 2 * layout.num_layers * layout.num_heads * layout.head_size * 4 * contexts / len(queries)
     rate = steps / seconds
-    bound = bandwidth / (weights + kv)
-    return {"decode_steps_per_s": rate, "bytes_per_step": weights + kv, "weights_bytes": weights,
-            "kv_bytes_mean": kv, "bandwidth_gb_s": bandwidth / 1e9, "bound_steps_per_s": bound,
-            "fraction_of_bound": rate / bound}
+    rows = []
+    for memory, megabytes, repeats in (("DRAM (256 MB)", 256, 5), ("L3-resident (8 MB)", 8, 200)):
+        bandwidth = memory_bandwidth_bytes_per_s(megabytes, repeats)
+        bound = bandwidth / (weights + kv)
+        rows.append({"memory": memory, "decode_steps_per_s": rate, "bandwidth_gb_s": bandwidth / 1e9,
+                     "bytes_per_step": weights + kv, "bound_steps_per_s": bound, "fraction_of_bound": rate / bound})
+    return rows
 
 
 # ---- (e) threads, (f) validity -------------------------------------------------------------------------------
@@ -321,10 +327,13 @@ def run(args) -> dict:
     report["threads"] = thread_sweep(model_dir, queries, args.rounds, tokenizer)
     print("## (e) intra-op threads (batch 1, greedy; this engine constrained)\n")
     print(markdown(["engine", "tokens_per_s", "ratio_median", "ratio_min", "ratio_max"], report["threads"]), "\n")
-    threads = args.threads
+    threads = args.threads or best_threads(report["threads"], "this engine")
+    genai_threads = best_threads(report["threads"], "genai") or threads
+    report["chosen_threads"] = {"this_engine": threads, "genai": genai_threads}
+    print(f"threads used below: this engine {threads}, genai {genai_threads} (each its faster setting)\n")
 
     reference = PlannerModel(model_dir, threads=threads)
-    report["vs_genai"] = compare_with_genai(model_dir, threads, reference, queries, args.rounds)
+    report["vs_genai"] = compare_with_genai(model_dir, (threads, genai_threads), reference, queries, args.rounds)
 
     report["latency"] = latency_table(model_dir, threads, queries, args.rounds)
     print("## (b) planning latency through generate() (fixed map pinned; no exact-prompt reuse)\n")
@@ -336,10 +345,10 @@ def run(args) -> dict:
     print("## (c) peak resident memory (VmHWM)\n")
     print(markdown(["imports_only_mib", "engine_n8_mib", "engine_mib"], [report["memory"]]), "\n")
 
-    report["bound"] = decode_bound(reference, queries, memory_bandwidth_bytes_per_s())
-    print("## (d) decode rate vs the host's memory-bandwidth bound (batch 1, single-token steps)\n")
-    print(markdown(["decode_steps_per_s", "bandwidth_gb_s", "bytes_per_step", "bound_steps_per_s",
-                    "fraction_of_bound"], [report["bound"]]), "\n")
+    report["bound"] = decode_bound(model_dir, threads, queries)
+    print("## (d) decode rate vs the host's memory-bandwidth bound (batch 1, single-token steps, plain decode)\n")
+    print(markdown(["memory", "decode_steps_per_s", "bandwidth_gb_s", "bytes_per_step", "bound_steps_per_s",
+                    "fraction_of_bound"], report["bound"]), "\n")
 
     if args.validity:
         report["validity"] = validity(model_dir, threads, args.validity)
@@ -351,9 +360,18 @@ def run(args) -> dict:
     return report
 
 
-def compare_with_genai(model_dir: Path, threads: int, reference: PlannerModel, queries: list, rounds: int):
+def best_threads(rows: list, engine: str) -> int:
+    """The thread count of the fastest row of ``engine`` in the sweep (0 when it has no rows)."""
+    mine = [row for row in rows if row["engine"].startswith(engine)]
+    if not mine:
+        return 0
+    return int(max(mine, key=lambda row: row["tokens_per_s"])["engine"].rsplit("=", 1)[1])
+
+
+def compare_with_genai(model_dir: Path, both_threads: tuple, reference: PlannerModel, queries: list, rounds: int):
+    threads, genai_threads = both_threads
     try:
-        genai = GenaiRunner(model_dir, threads, reference.max_new_tokens, reference.tokenizer)
+        genai = GenaiRunner(model_dir, genai_threads, reference.max_new_tokens, reference.tokenizer)
     except ImportError:
         print("## (a) vs onnxruntime-genai: SKIPPED, onnxruntime_genai is not installed "
               "(pip install -r requirements-bench.txt)\n")
@@ -368,8 +386,8 @@ def compare_with_genai(model_dir: Path, threads: int, reference: PlannerModel, q
             pin_map_of=queries[0][0]),
     }
     rows = ratio_rows(interleaved(runners, queries, rounds), "genai")
-    print(f"## (a) vs onnxruntime-genai {genai.og.__version__}, same planner.onnx, batch 1, greedy, "
-          f"{threads} thread(s)\n")
+    print(f"## (a) vs onnxruntime-genai {genai.og.__version__}, same planner.onnx, batch 1, greedy "
+          f"(threads: this engine {threads}, genai {genai_threads})\n")
     for note in genai.notes:
         print(f"note: genai view of the config: {note}")
     print()
@@ -383,7 +401,8 @@ def main(argv=None) -> int:
     parser.add_argument("--model-dir", help="folder with planner.onnx (default: the shipped model)")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--queries", type=int, default=40)
-    parser.add_argument("--threads", type=int, default=1, help="intra-op threads for (a)-(d), (f), both engines")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="this engine's intra-op threads for (a)-(d), (f); 0: the faster one in (e)")
     parser.add_argument("--validity", type=int, default=10_000, help="random cases for (f); 0 skips it")
     parser.add_argument("--json", default=str(DEFAULT_JSON), help="write the numbers here")
     args = parser.parse_args(argv)

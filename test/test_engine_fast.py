@@ -217,3 +217,11 @@ def test_prefix_cache_finds_the_longest_common_prefix_and_evicts_the_oldest():
     assert cache.lookup((1, 2, 3))[1] == 2  # a prefix of an entry: the last token is fed again
     cache.store(entry([7]))
     assert [e.tokens for e in cache.entries] == [(1, 2), (1, 2, 3, 5), (7,)]  # pinned stays
+
+
+def test_engine_config_from_node_parameters():
+    params = {"engine_candidates": 4, "engine_deadline_ms": 80, "engine_constrained": True, "model_dir": ""}
+    config = EngineConfig.from_params(params)
+    assert config == EngineConfig(candidates=4, deadline_ms=80.0)
+    with pytest.raises(ValueError, match="candidates"):
+        EngineConfig.from_params({"engine_candidates": 0})

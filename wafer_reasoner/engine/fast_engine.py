@@ -44,6 +44,14 @@ class EngineConfig:
         if self.top_k < 0 or self.prefix_cache < 0 or not self.deadline_ms >= 0:
             raise ValueError("top_k, prefix_cache and deadline_ms must not be negative")
 
+    @classmethod
+    def from_params(cls, params, prefix: str = "engine_") -> "EngineConfig":
+        """From node parameters named ``engine_candidates``, ``engine_temperature``, ...; others are ignored,
+        missing ones keep their defaults."""
+        types = {"candidates": int, "temperature": float, "top_k": int, "seed": int, "deadline_ms": float,
+                 "constrained": bool, "forced_runs": bool, "prefix_cache": int}
+        return cls(**{name: kind(params[prefix + name]) for name, kind in types.items() if prefix + name in params})
+
 
 class Sampler:
     """Chooses one token among the allowed ones; owns its seeded generator (llama2.c's Sampler, with a grammar)."""

@@ -11,6 +11,7 @@ The session is created once (weights stay resident). Two engines sit behind ``ge
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +102,7 @@ class PlannerModel:
         self.model_dir = folder
         self.past_names = [f"past_key_values.{i}.{kind}" for i in range(self.num_layers) for kind in ("key", "value")]
         self.engine = None
+        self._engine_lock = threading.Lock()  # the fast engine's buffers serve one query at a time
         if engine == "fast":
             self.engine = FastEngine(self.session, DecoderLayout.from_genai_config(genai), eos_id=self.tokenizer.eos_id,
                                      max_new_tokens=max_new_tokens, config=engine_config or EngineConfig())
@@ -129,14 +131,16 @@ class PlannerModel:
         if self.engine is not None:
             tokens = build_prompt(scene, "").tokens
             fixed = tokens[:tokens.index(FIXED_PART_END) + 1]
-            self.engine.pin_prefix([self.tokenizer.id(t) for t in fixed])
+            with self._engine_lock:
+                self.engine.pin_prefix([self.tokenizer.id(t) for t in fixed])
 
     def generate(self, scene, utterance: str, *, accept=None) -> Generation:
         """One plan for (scene, utterance). ``accept(plan_text) -> bool`` (fast engine, best-of-N) verifies
         candidates: the best accepted one is returned."""
         if self.engine is None:
             return self._generate_v0(scene, utterance)
-        return self._generate_fast(scene, utterance, accept)
+        with self._engine_lock:
+            return self._generate_fast(scene, utterance, accept)
 
     def _generate_fast(self, scene, utterance: str, accept) -> Generation:
         started = time.perf_counter()
