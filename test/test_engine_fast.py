@@ -168,13 +168,27 @@ def test_a_passed_deadline_returns_the_first_finished_candidate():
     parse_plan(model.generate(scene, say).text)
 
 
-def test_forced_runs_cost_no_decode_step(greedy):
+def test_forced_runs_cost_no_decode_step():
     scene, say = query(800)
-    result = greedy.generate(scene, say)
-    assert result.forced_tokens > 0
+    result = make(prefix_cache=0, draft_tokens=0).generate(scene, say)
+    assert result.forced_tokens > 0 and result.drafted_tokens == 0
     assert result.tokens == result.decode_steps + 1 + result.forced_tokens  # one chosen token per model run
-    unforced = make(forced_runs=False, prefix_cache=0).generate(scene, say)
+    unforced = make(forced_runs=False, prefix_cache=0, draft_tokens=0).generate(scene, say)
     assert unforced.text == result.text and unforced.decode_steps == result.tokens - 1
+
+
+def test_drafts_from_past_plans_save_steps_and_never_change_the_plan():
+    drafting = make(prefix_cache=0, draft_tokens=8)
+    plain = make(prefix_cache=0, draft_tokens=0)
+    saved = 0
+    for seed in range(12):
+        scene, say = query(850 + seed % 6)  # each query twice: the second time its plan's shape is known
+        result = drafting.generate(scene, say)
+        assert result.text == plain.generate(scene, say).text
+        chosen = result.tokens - result.forced_tokens - result.drafted_tokens  # one per model run, +1 at the end
+        assert chosen - result.decode_steps in (0, 1)  # 0: the plan ended inside an accepted draft
+        saved += result.drafted_tokens
+    assert saved > 0
 
 
 def test_the_decode_loop_allocates_no_new_buffers_after_warm_up(greedy):

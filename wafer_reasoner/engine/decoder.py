@@ -106,7 +106,7 @@ class BoundDecoder:
     def broadcast(self, batch: int) -> None:
         """Grow a batch-1 state to ``batch`` identical rows (row 0 keeps its memory: same offset in [B, H, P, Dh])."""
         if self.batch != 1 or self.padded:
-            raise ValueError("broadcast starts from one unpadded row")
+            raise ValueError("broadcast starts from one row without masked positions")
         self.batch = batch
         if batch > self.max_batch:
             raise ValueError(f"batch {batch} is more than the {self.max_batch} rows allocated")
@@ -127,12 +127,14 @@ class BoundDecoder:
                              f"(context {self.layout.context_length})")
         if batch > 1:
             self._stage_rows(self._value("ids", 0, batch, seq)[0], rows, past, seq)
+        elif self.padded:
+            self._mask_rows[0, past:past + seq] = 1
         plan = self._plans.get((self.side, batch, past, seq, self.padded))
         if plan is None:
             plan = self._plan(self.side, batch, past, seq, self.padded)
         if batch == 1:
-            plan[3][0] = rows[0]  # ids [1, S]; one row is never padded
-        elif self.padded:
+            plan[3][0] = rows[0]  # ids [1, S]: one row fills its chunk
+        if self.padded:
             np.copyto(self._value("mask", 0, batch, past + seq)[0], self._mask_rows[:batch, :past + seq])
         bind_input, bind_output = self._bind_input, self._bind_output
         for name, value in plan[0]:
@@ -143,6 +145,18 @@ class BoundDecoder:
         self.side ^= 1
         self.length = past + seq
         return plan[2]
+
+    def forget_last(self, count: int) -> None:
+        """Mask out the last ``count`` positions of row 0 (rejected draft tokens): the model skips them from now on,
+        for attention and for positions, so nothing needs to move."""
+        if self.batch != 1 or not 0 <= count <= self.length:
+            raise ValueError(f"cannot forget {count} of {self.length} positions in a batch of {self.batch}")
+        if count == 0:
+            return
+        if not self.padded:
+            self._mask_rows[0, :self.length] = 1
+            self.padded = True
+        self._mask_rows[0, self.length - count:self.length] = 0
 
     def _stage_rows(self, ids_view: np.ndarray, rows, past: int, seq: int) -> None:
         for row, chunk in enumerate(rows):

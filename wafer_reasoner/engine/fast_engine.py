@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from wafer_reasoner.engine.decoder import BoundDecoder, DecoderLayout
+from wafer_reasoner.engine.drafter import PlanDrafter
 
 
 @dataclass(frozen=True)
@@ -35,21 +36,22 @@ class EngineConfig:
     constrained: bool = True  # decode inside the plan grammar (False: plain argmax over the vocabulary, like v0)
     forced_runs: bool = True  # feed tokens the grammar forces as one chunk with the chosen token
     prefix_cache: int = 4  # prompts whose KV state is kept for reuse (0: none)
+    draft_tokens: int = 8  # greedy: at most this many tokens drafted from past plans per step (0: no drafting)
 
     def __post_init__(self) -> None:
         if not 1 <= self.candidates <= 64:
             raise ValueError(f"candidates must be 1..64, got {self.candidates}")
         if not (self.temperature > 0 and math.isfinite(self.temperature)):
             raise ValueError(f"temperature must be a positive number, got {self.temperature}")
-        if self.top_k < 0 or self.prefix_cache < 0 or not self.deadline_ms >= 0:
-            raise ValueError("top_k, prefix_cache and deadline_ms must not be negative")
+        if min(self.top_k, self.prefix_cache, self.draft_tokens) < 0 or not self.deadline_ms >= 0:
+            raise ValueError("top_k, prefix_cache, draft_tokens and deadline_ms must not be negative")
 
     @classmethod
     def from_params(cls, params, prefix: str = "engine_") -> "EngineConfig":
         """From node parameters named ``engine_candidates``, ``engine_temperature``, ...; others are ignored,
         missing ones keep their defaults."""
         types = {"candidates": int, "temperature": float, "top_k": int, "seed": int, "deadline_ms": float,
-                 "constrained": bool, "forced_runs": bool, "prefix_cache": int}
+                 "constrained": bool, "forced_runs": bool, "prefix_cache": int, "draft_tokens": int}
         return cls(**{name: kind(params[prefix + name]) for name, kind in types.items() if prefix + name in params})
 
 
@@ -131,6 +133,7 @@ class Candidate:
     tokens: list = field(default_factory=list)  # chosen and forced token ids, <eos> last once finished
     score: float = 0.0  # sum of log p of the chosen tokens (forced ones count as certain)
     forced: int = 0  # tokens appended without a decode step of their own
+    drafted: int = 0  # model-chosen tokens that came from an accepted draft (no decode step of their own)
     done: bool = False
 
 
@@ -141,6 +144,7 @@ class Decoded:
     candidates: int  # rows decoded
     finished: int  # candidates complete when decoding stopped
     forced_tokens: int  # of the chosen candidate
+    drafted_tokens: int  # of the chosen candidate: accepted draft tokens the grammar did not force
     steps: int  # decode steps (batched feeds after the prompt)
     reused_tokens: int  # prompt tokens whose KV came from the prefix cache
     prefill_s: float
@@ -153,7 +157,7 @@ class FastEngine:
     """Decodes plans for one loaded model; owns the bound decoder, the prefix cache and the config."""
 
     def __init__(self, session, layout: DecoderLayout, *, eos_id: int, max_new_tokens: int,
-                 config: EngineConfig = EngineConfig()):
+                 config: EngineConfig = EngineConfig(), tokenizer=None):
         self.layout = layout
         self.eos_id = eos_id
         self.max_new_tokens = max_new_tokens
@@ -161,6 +165,7 @@ class FastEngine:
         self.decoder = BoundDecoder(session, layout, max_batch=config.candidates)
         self.prefix = PrefixCache(config.prefix_cache)
         self._all_tokens = np.arange(layout.vocab_size, dtype=np.int64)  # [V] the unconstrained choice
+        self.drafter = PlanDrafter(tokenizer) if tokenizer is not None and config.draft_tokens else None
 
     def warm(self) -> None:
         self.decoder.warm(sorted({1, self.config.candidates}))
@@ -190,9 +195,12 @@ class FastEngine:
                                   started)
         finished = time.perf_counter()
         best = self._best(rows, accept)
+        if self.drafter is not None and grammar is not None and best.done:
+            self.drafter.learn(best.tokens)
         return Decoded(
             tokens=tuple(best.tokens), score=best.score, candidates=len(rows),
-            finished=sum(row.done for row in rows), forced_tokens=best.forced, steps=steps, reused_tokens=reused,
+            finished=sum(row.done for row in rows), forced_tokens=best.forced, drafted_tokens=best.drafted,
+            steps=steps, reused_tokens=reused,
             prefill_s=decode_start - prefill_start, decode_s=finished - decode_start,
             all_tokens=tuple(tuple(row.tokens) for row in rows), scores=tuple(row.score for row in rows),
         )
@@ -237,15 +245,51 @@ class FastEngine:
             steps += 1
 
     def _greedy_loop(self, row: Candidate, logits: np.ndarray) -> int:
-        """Batch 1: choose, append the forced run, feed it; logits [V]."""
+        """Batch 1: choose, append the forced run and a draft, feed them, keep what greedy would have chosen."""
         feed = self.decoder.feed
         steps = 0
         while True:
             chunk = self._advance(row, 0, logits, None)
             if row.done:
                 return steps
-            logits = feed([chunk])[0, -1]  # [V]
+            draft = self._draft(row, len(chunk))
+            out = feed([chunk + draft])[0]  # [S, V]
             steps += 1
+            index = len(chunk) - 1
+            if draft:
+                accepted = self._accept(row, out, index, draft)
+                self.decoder.forget_last(len(draft) - accepted)
+                index += accepted
+                if row.done:
+                    return steps
+            logits = out[index]  # [V]
+
+    def _draft(self, row: Candidate, chunk_length: int) -> list:
+        """Tokens the drafter expects after the chunk, leaving room in the context for the plan's budget."""
+        if self.drafter is None or row.cursor is None:
+            return []
+        room = self.layout.context_length - self.decoder.length - chunk_length - row.cursor.remaining
+        limit = min(self.config.draft_tokens, room)
+        return self.drafter.draft(row.tokens, row.cursor, limit) if limit > 0 else []
+
+    @staticmethod
+    def _accept(row: Candidate, out: np.ndarray, index: int, draft: list) -> int:
+        """Keep the draft's longest prefix that constrained argmax agrees with; out [S, V], out[index] predicts
+        draft[0]. Returns the number kept."""
+        cursor = row.cursor
+        for kept, token in enumerate(draft):
+            allowed = cursor.options()  # [k]
+            expected = int(allowed[0]) if allowed.size == 1 else int(allowed[out[index + kept][allowed].argmax()])
+            if token != expected:
+                return kept
+            cursor.advance(token)
+            row.tokens.append(token)
+            row.forced += allowed.size == 1
+            row.drafted += allowed.size > 1
+            if cursor.done:
+                row.done = True
+                return kept + 1
+        return len(draft)
 
     def _advance(self, row: Candidate, index: int, logits: np.ndarray, sampler) -> list:
         """Choose row's next token from logits [V], append the forced run; returns the chunk to feed."""

@@ -107,6 +107,11 @@ class Cursor:
     def done(self) -> bool:
         return self.node == self.grammar.final
 
+    def copy(self) -> "Cursor":
+        twin = Cursor(self.grammar, self.node, self.remaining)
+        twin.separators = self.separators
+        return twin
+
     def options(self) -> np.ndarray:
         """[k] token ids allowed now; never empty before ``done``."""
         node = self.grammar.node(self.node)

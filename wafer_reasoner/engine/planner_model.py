@@ -45,6 +45,7 @@ class Generation:
     prompt_tokens: int = 0
     candidates: int = 1  # plans decoded (best-of-N); the text is the best valid one
     forced_tokens: int = 0  # of the returned plan, appended by the grammar without a decode step of their own
+    drafted_tokens: int = 0  # of the returned plan, model choices verified in a drafted chunk (no step of their own)
     decode_steps: int = 0  # model runs after the prompt
     reused_tokens: int = 0  # prompt tokens whose KV state came from the prefix cache
     score: float = 0.0  # log-probability of the returned plan under the constrained model (best-of-N only)
@@ -105,7 +106,8 @@ class PlannerModel:
         self._engine_lock = threading.Lock()  # the fast engine's buffers serve one query at a time
         if engine == "fast":
             self.engine = FastEngine(self.session, DecoderLayout.from_genai_config(genai), eos_id=self.tokenizer.eos_id,
-                                     max_new_tokens=max_new_tokens, config=engine_config or EngineConfig())
+                                     max_new_tokens=max_new_tokens, config=engine_config or EngineConfig(),
+                                     tokenizer=self.tokenizer)
             self.engine.warm()
 
     def _empty_past(self, batch: int) -> dict:
@@ -163,6 +165,7 @@ class PlannerModel:
             prompt_tokens=len(prompt.tokens),
             candidates=decoded.candidates,
             forced_tokens=decoded.forced_tokens,
+            drafted_tokens=decoded.drafted_tokens,
             decode_steps=decoded.steps,
             reused_tokens=decoded.reused_tokens,
             score=decoded.score,
