@@ -5,14 +5,16 @@
 
 Prints markdown tables (and writes them as JSON):
 
-(a) genai vs this engine, batch 1, greedy, runs interleaved query by query (engine order rotating each round) so
-    the machine's drift cancels. Per round: plan tokens/s = finished plan tokens (forced runs and <eos> included)
-    over wall time from prompt ids to finished plan (prefill included; this engine's time includes building the
-    grammar). Ratios are this engine over genai per round; the median and range over rounds are reported.
-    Rows: constrained (grammar + forced runs), plain (unconstrained argmax, the like-for-like decode), and
-    constrained with the map part of the prompt pinned (``prepare``: the node's steady state).
+(a) genai vs this engine, batch 1, greedy, runs interleaved query by query (engine order rotating) so the
+    machine's drift cancels. Per round: plan tokens/s = finished plan tokens (forced and drafted tokens and <eos>
+    included) over wall time from prompt ids to finished plan (prefill included; this engine's time includes
+    building the grammar). Ratios are this engine over genai per round; median and range over rounds.
+    Rows: constrained (grammar, forced runs, drafts from past plans), the same without drafts, the same with the
+    map part of the prompt pinned (``prepare``: the node's steady state), and plain (unconstrained argmax, no
+    tricks: the like-for-like decode).
 (b) planning latency through ``PlannerModel.generate`` (prompt, grammar, decode, best pick) for N = 1, 4, 8,
-    interleaved, over a fixed query set on one fixed map; p50/p90/p99/max.
+    interleaved over the same fixed query set on one fixed map; p50/p90/p99/max.
+Every round has its own queries (a fixed, seeded set; none repeats), so no cache ever sees a query twice.
 (c) peak resident memory (VmHWM) of a process that loads the engine with N = 8 and plans, next to a process that
     only imports the same modules.
 (d) decode rate against the host's bound: single-token decode steps/s vs measured memory bandwidth / bytes read
@@ -61,11 +63,15 @@ GENAI_ALLOWED_TOP_KEYS = ("model", "search")
 # ---- queries -----------------------------------------------------------------------------------------------
 
 
-def fixed_map_queries(count: int, seed: int = 4) -> list:
-    """(scene, utterance) pairs from the corpus, every scene on the first example's map (a robot has one map)."""
+def fixed_map_queries(rounds: int, per_round: int, seed: int = 4) -> list:
+    """A fixed (seeded) set of distinct (scene, utterance) pairs from the held-out phrasings, split into rounds;
+    every scene on the first example's map (a robot has one map). No query repeats, so neither the prefix cache
+    nor the drafter ever sees the same query twice."""
     rng = random.Random(seed)
     places = sample_example(rng)["scene"].places
-    return [(replace(e["scene"], places=places), e["say"]) for e in (sample_example(rng, 1) for _ in range(count))]
+    pairs = [(replace(e["scene"], places=places), e["say"]) for e in (sample_example(rng, 1) for _ in
+                                                                       range(rounds * per_round))]
+    return [pairs[r * per_round:(r + 1) * per_round] for r in range(rounds)]
 
 
 def percentile(values, q: float) -> float:
@@ -136,17 +142,18 @@ def genai_folder(model_dir: Path, threads: int):
 # ---- interleaving ------------------------------------------------------------------------------------------
 
 
-def interleaved(runners: dict, queries: list, rounds: int) -> dict:
-    """name -> list per round of (tokens, seconds); plus name -> texts of the last round."""
+def interleaved(runners: dict, rounds: list) -> dict:
+    """Every query of every round through every runner, the order rotating per query; name -> list per round
+    of (tokens, seconds), and name -> texts of all queries."""
     names = list(runners)
     totals = {name: [] for name in names}
     texts = {name: [] for name in names}
-    for _ in range(2):  # warm-up: first-touch of buffers and ORT's arenas
+    warm = rounds[0][0]
+    for _ in range(2):  # first touch of buffers and ORT's arenas
         for name in names:
-            runners[name](*queries[0])
-    for round_index in range(rounds):
+            runners[name](*warm)
+    for round_index, queries in enumerate(rounds):
         spent = {name: [0, 0.0] for name in names}
-        texts = {name: [] for name in names}
         for query_index, query in enumerate(queries):
             shift = (round_index + query_index) % len(names)
             for name in names[shift:] + names[:shift]:
@@ -169,7 +176,7 @@ def ratio_rows(result: dict, baseline: str) -> list:
         same = sum(a == b for a, b in zip(result["texts"][name], result["texts"][baseline]))
         rows.append({
             "engine": name, "tokens_per_s": statistics.median(rates), "ratio_median": statistics.median(ratios),
-            "ratio_min": min(ratios), "ratio_max": max(ratios), "plan_tokens": per_round[-1][0],
+            "ratio_min": min(ratios), "ratio_max": max(ratios), "plan_tokens": sum(t for t, _ in per_round),
             "same_plans": f"{same}/{len(result['texts'][name])}",
         })
     return rows
@@ -178,13 +185,14 @@ def ratio_rows(result: dict, baseline: str) -> list:
 # ---- (b) latency -------------------------------------------------------------------------------------------
 
 
-def latency_table(model_dir: Path, threads: int, queries: list, rounds: int) -> list:
+def latency_table(model_dir: Path, threads: int, rounds: list) -> list:
     models = {}
     for n in (1, 4, 8):
         models[n] = PlannerModel(model_dir, threads=threads, engine_config=EngineConfig(candidates=n, prefix_cache=0))
-        models[n].prepare(queries[0][0])
+        models[n].prepare(rounds[0][0][0])
+        models[n].generate(*rounds[0][0])  # first touch
     samples = {n: [] for n in models}
-    for round_index in range(rounds):
+    for round_index, queries in enumerate(rounds):
         for query_index, (scene, say) in enumerate(queries):
             order = list(models)
             shift = (round_index + query_index) % len(order)
@@ -266,7 +274,7 @@ def decode_bound(model_dir: Path, threads: int, queries: list) -> list:
 # ---- (e) threads, (f) validity -------------------------------------------------------------------------------
 
 
-def thread_sweep(model_dir: Path, queries: list, rounds: int, tokenizer) -> list:
+def thread_sweep(model_dir: Path, rounds: list, tokenizer) -> list:
     """Constrained decoding and genai, intra-op threads 1 and 2, all interleaved."""
     runners = {f"this engine, threads={t}": OursRunner(PlannerModel(model_dir, threads=t, engine_config=EngineConfig(
         prefix_cache=0))) for t in (1, 2)}
@@ -275,7 +283,7 @@ def thread_sweep(model_dir: Path, queries: list, rounds: int, tokenizer) -> list
             runners[f"genai, threads={threads}"] = GenaiRunner(model_dir, threads, 64, tokenizer)
     except ImportError:
         pass
-    return ratio_rows(interleaved(runners, queries, rounds), "this engine, threads=1")
+    return ratio_rows(interleaved(runners, rounds), "this engine, threads=1")
 
 
 def validity(model_dir: Path, threads: int, cases: int) -> dict:
@@ -318,13 +326,13 @@ def _cell(value) -> str:
 
 def run(args) -> dict:
     model_dir = Path(args.model_dir) if args.model_dir else DEFAULT_MODEL_DIR
-    queries = fixed_map_queries(args.queries)
+    rounds = fixed_map_queries(args.rounds, args.queries)
     report = {"host": platform.processor() or platform.machine(), "cpus": os.cpu_count(), "model_dir": str(model_dir)}
-    print(f"# Engine benchmarks: {model_dir / MODEL_FILE}, {len(queries)} queries x {args.rounds} rounds, "
+    print(f"# Engine benchmarks: {model_dir / MODEL_FILE}, {args.rounds} rounds x {args.queries} distinct queries, "
           f"{os.cpu_count()} CPUs\n")
 
     tokenizer = PlannerModel(model_dir, engine="v0").tokenizer
-    report["threads"] = thread_sweep(model_dir, queries, args.rounds, tokenizer)
+    report["threads"] = thread_sweep(model_dir, rounds[:max(3, args.rounds // 3)], tokenizer)
     print("## (e) intra-op threads (batch 1, greedy; this engine constrained)\n")
     print(markdown(["engine", "tokens_per_s", "ratio_median", "ratio_min", "ratio_max"], report["threads"]), "\n")
     threads = args.threads or best_threads(report["threads"], "this engine")
@@ -333,9 +341,9 @@ def run(args) -> dict:
     print(f"threads used below: this engine {threads}, genai {genai_threads} (each its faster setting)\n")
 
     reference = PlannerModel(model_dir, threads=threads)
-    report["vs_genai"] = compare_with_genai(model_dir, (threads, genai_threads), reference, queries, args.rounds)
+    report["vs_genai"] = compare_with_genai(model_dir, (threads, genai_threads), reference, rounds)
 
-    report["latency"] = latency_table(model_dir, threads, queries, args.rounds)
+    report["latency"] = latency_table(model_dir, threads, rounds)
     print("## (b) planning latency through generate() (fixed map pinned; no exact-prompt reuse)\n")
     print(markdown(["candidates", "p50_ms", "p90_ms", "p99_ms", "max_ms", "samples"], report["latency"]), "\n")
 
@@ -345,7 +353,7 @@ def run(args) -> dict:
     print("## (c) peak resident memory (VmHWM)\n")
     print(markdown(["imports_only_mib", "engine_n8_mib", "engine_mib"], [report["memory"]]), "\n")
 
-    report["bound"] = decode_bound(model_dir, threads, queries)
+    report["bound"] = decode_bound(model_dir, threads, rounds[0])
     print("## (d) decode rate vs the host's memory-bandwidth bound (batch 1, single-token steps, plain decode)\n")
     print(markdown(["memory", "decode_steps_per_s", "bandwidth_gb_s", "bytes_per_step", "bound_steps_per_s",
                     "fraction_of_bound"], report["bound"]), "\n")
@@ -368,7 +376,7 @@ def best_threads(rows: list, engine: str) -> int:
     return int(max(mine, key=lambda row: row["tokens_per_s"])["engine"].rsplit("=", 1)[1])
 
 
-def compare_with_genai(model_dir: Path, both_threads: tuple, reference: PlannerModel, queries: list, rounds: int):
+def compare_with_genai(model_dir: Path, both_threads: tuple, reference: PlannerModel, rounds: list):
     threads, genai_threads = both_threads
     try:
         genai = GenaiRunner(model_dir, genai_threads, reference.max_new_tokens, reference.tokenizer)
@@ -376,16 +384,18 @@ def compare_with_genai(model_dir: Path, both_threads: tuple, reference: PlannerM
         print("## (a) vs onnxruntime-genai: SKIPPED, onnxruntime_genai is not installed "
               "(pip install -r requirements-bench.txt)\n")
         return {"skipped": "onnxruntime_genai not installed"}
+    def ours(pin=False, **config):
+        model = PlannerModel(model_dir, threads=threads, engine_config=EngineConfig(prefix_cache=0, **config))
+        return OursRunner(model, pin_map_of=rounds[0][0][0] if pin else None)
+
     runners = {
         "genai": genai,
-        "constrained": OursRunner(PlannerModel(model_dir, threads=threads, engine_config=EngineConfig(prefix_cache=0))),
-        "plain": OursRunner(PlannerModel(model_dir, threads=threads, engine_config=EngineConfig(
-            constrained=False, forced_runs=False, prefix_cache=0))),
-        "constrained+map pinned": OursRunner(
-            PlannerModel(model_dir, threads=threads, engine_config=EngineConfig(prefix_cache=0)),
-            pin_map_of=queries[0][0]),
+        "constrained": ours(),
+        "constrained, no drafts": ours(draft_tokens=0),
+        "constrained, map pinned": ours(pin=True),
+        "plain": ours(constrained=False, forced_runs=False, draft_tokens=0),
     }
-    rows = ratio_rows(interleaved(runners, queries, rounds), "genai")
+    rows = ratio_rows(interleaved(runners, rounds), "genai")
     print(f"## (a) vs onnxruntime-genai {genai.og.__version__}, same planner.onnx, batch 1, greedy "
           f"(threads: this engine {threads}, genai {genai_threads})\n")
     for note in genai.notes:
@@ -400,7 +410,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model-dir", help="folder with planner.onnx (default: the shipped model)")
     parser.add_argument("--rounds", type=int, default=9)
-    parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--queries", type=int, default=40, help="distinct queries per round")
     parser.add_argument("--threads", type=int, default=0,
                         help="this engine's intra-op threads for (a)-(d), (f); 0: the faster one in (e)")
     parser.add_argument("--validity", type=int, default=10_000, help="random cases for (f); 0 skips it")

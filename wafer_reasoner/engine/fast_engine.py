@@ -1,15 +1,18 @@
-"""The fast engine: prefix reuse, constrained decoding with forced runs, best-of-N in one batch, a deadline.
+"""The fast engine: prefix reuse, constrained decoding with forced runs and drafts, best-of-N in one batch.
 
 One query, in the order it runs::
 
     prompt ids --PrefixCache--> reused KV + the rest to prefill --BoundDecoder.feed--> last logits [V]
-    --broadcast to N rows--> loop: each row picks a token its grammar Cursor allows (row 0 by argmax, rows 1..N-1
-    sampled), appends the forced run that follows, and all rows feed their chunks as one batched step
-    --> finished candidates, best valid one by model score
+    N = 1: loop: argmax over the tokens the grammar Cursor allows, + the forced run that follows, + a draft of
+           what past plans of this shape said next; feed all as one chunk; keep the longest drafted prefix that
+           argmax agrees with (the rest is masked out of the cache)
+    N > 1: broadcast to N rows; loop: row 0 argmax, rows 1..N-1 sampled, each + its forced run, all rows' chunks
+           fed as one batched step; stop when all are done (or at the deadline, once one is); best valid one
 
 Row 0 is always the greedy path, so N = 1 is plain greedy decoding and best-of-N never scores below it.
-The score is the candidate's log-probability under the constrained model at temperature 1 (forced tokens
-count as certain). Everything here is deterministic for a given query, configuration and seed.
+The score is a candidate's log-probability under the constrained model at temperature 1 (forced tokens count
+as certain). Drafts and forced runs change how many model runs a plan takes, never the plan. Everything here is
+deterministic for a given query, history of plans, configuration and seed.
 """
 
 from __future__ import annotations
