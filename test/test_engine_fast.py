@@ -239,3 +239,13 @@ def test_engine_config_from_node_parameters():
     assert config == EngineConfig(candidates=4, deadline_ms=80.0)
     with pytest.raises(ValueError, match="candidates"):
         EngineConfig.from_params({"engine_candidates": 0})
+
+
+def test_verified_plans_accepts_what_the_verifier_accepts():
+    from wafer_reasoner.engine.planner_model import verified_plans
+    from wafer_reasoner.planner.limits import SafetyLimits
+
+    scene, _ = query(950)
+    accept = verified_plans(scene, SafetyLimits(), now_s=scene.stamp_s)
+    assert accept("wait(2)") and accept("clarify(unsupported)")
+    assert not accept("rotate(9999)") and not accept("navigate(obj:nothing_here)") and not accept("pick(")

@@ -51,6 +51,21 @@ class Generation:
     score: float = 0.0  # log-probability of the returned plan under the constrained model (best-of-N only)
 
 
+def verified_plans(scene, limits, *, now_s: float):
+    """An ``accept`` for ``generate``: best-of-N keeps only candidates that parse and pass ``verify_plan`` (a
+    clarify passes: it only speaks), so a candidate the verifier would refuse never wins on score."""
+    from wafer_reasoner.planner.language import PlanSyntaxError, parse_plan
+    from wafer_reasoner.planner.verifier import verify_plan
+
+    def accept(text: str) -> bool:
+        try:
+            return verify_plan(parse_plan(text), scene, limits, now_s=now_s).ok
+        except PlanSyntaxError:
+            return False
+
+    return accept
+
+
 def _read_json(path: Path) -> dict:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
