@@ -249,3 +249,14 @@ def test_verified_plans_accepts_what_the_verifier_accepts():
     accept = verified_plans(scene, SafetyLimits(), now_s=scene.stamp_s)
     assert accept("wait(2)") and accept("clarify(unsupported)")
     assert not accept("rotate(9999)") and not accept("navigate(obj:nothing_here)") and not accept("pick(")
+
+
+def test_the_io_binding_fallback_decodes_the_same_tokens(greedy):
+    from wafer_reasoner.engine.decoder import BoundDecoder
+
+    model = make(prefix_cache=0, draft_tokens=0)
+    model.engine.decoder = BoundDecoder(model.session, model.engine.layout, 1, vectors=False)
+    assert not model.engine.decoder._runner.vectors
+    for seed in range(3):
+        scene, say = query(970 + seed)
+        assert model.generate(scene, say).text == greedy.generate(scene, say).text
