@@ -28,28 +28,36 @@ class _TrieNode:
         self.best = None  # the child key with the highest count
 
 
+class DraftState:
+    """Where one plan being decoded stands in the trie (None: off every known shape), and its slots so far."""
+
+    __slots__ = ("node", "slots")
+
+    def __init__(self, root: _TrieNode):
+        self.node = root
+        self.slots = []  # this plan's slot ids in order of first mention
+
+
 class PlanDrafter:
     def __init__(self, tokenizer):
         self.slot_index = {tokenizer.ids[token]: k for k, token in enumerate(SLOT_TOKENS)}  # slot id -> k
         self.root = _TrieNode()
         self.nodes = 1
 
-    def _abstract(self, tokens) -> list:
-        """Slot tokens -> ("slot", order of first mention in this plan); other tokens stay ids."""
-        order = {}
-        out = []
-        for token in tokens:
-            if token in self.slot_index:
-                out.append(("slot", order.setdefault(token, len(order))))
-            else:
-                out.append(token)
-        return out
+    def _key(self, token: int, slots: list):
+        """A slot token -> ("slot", order of first mention in this plan), appending it to slots when new."""
+        if token not in self.slot_index:
+            return token
+        if token not in slots:
+            slots.append(token)
+        return ("slot", slots.index(token))
 
     def learn(self, tokens) -> None:
         """Remember one finished plan (token ids, <eos> included)."""
-        node = self.root
+        node, slots = self.root, []
         node.count += 1
-        for key in self._abstract(tokens):
+        for token in tokens:
+            key = self._key(token, slots)
             child = node.children.get(key)
             if child is None:
                 if self.nodes >= MAX_TRIE_NODES:
@@ -61,26 +69,32 @@ class PlanDrafter:
                 node.best = key
             node = child
 
-    def draft(self, tokens, cursor, limit: int) -> list:
-        """Up to ``limit`` token ids likely to follow ``tokens``; ``cursor`` (at the end of tokens) is not moved."""
-        node = self.root
-        for key in self._abstract(tokens):
-            node = node.children.get(key)
-            if node is None:
-                return []
-        slots = list(dict.fromkeys(t for t in tokens if t in self.slot_index))  # in order of first mention
-        walker = cursor.copy()
+    def start(self) -> DraftState:
+        return DraftState(self.root)
+
+    def push(self, state: DraftState, tokens) -> None:
+        """Move state over tokens appended to its plan."""
+        for token in tokens:
+            key = self._key(token, state.slots)
+            if state.node is not None:
+                state.node = state.node.children.get(key)
+
+    def draft(self, state: DraftState, cursor, limit: int) -> list:
+        """Up to ``limit`` token ids likely to come next; stops where the grammar (at ``cursor``, not moved) has no
+        edge or a new object would have to be named. Budget limits are left to the verification."""
+        node, grammar, at = state.node, cursor.grammar, cursor.node
         proposed = []
-        while len(proposed) < limit and node.best is not None and not walker.done:
+        while node is not None and node.best is not None and len(proposed) < limit and at != grammar.final:
             key = node.best
-            token = key
             if isinstance(key, tuple):
-                if key[1] >= len(slots):
+                if key[1] >= len(state.slots):
                     break  # a new object: the model's choice
-                token = slots[key[1]]
-            if token not in walker.options():
+                token = state.slots[key[1]]
+            else:
+                token = key
+            at = grammar.node(at).edges.get(token)
+            if at is None:
                 break
-            walker.advance(token)
             proposed.append(token)
             node = node.children[key]
         return proposed

@@ -138,6 +138,7 @@ class Candidate:
     forced: int = 0  # tokens appended without a decode step of their own
     drafted: int = 0  # model-chosen tokens that came from an accepted draft (no decode step of their own)
     done: bool = False
+    draft_state: object = None  # drafter.DraftState while drafting
 
 
 @dataclass(frozen=True)
@@ -226,8 +227,11 @@ class FastEngine:
 
     def _candidates(self, grammar) -> list:
         budget = self.max_new_tokens
-        return [Candidate(grammar.cursor(budget) if grammar is not None else None)
+        rows = [Candidate(grammar.cursor(budget) if grammar is not None else None)
                 for _ in range(self.config.candidates)]
+        if self.drafter is not None and grammar is not None and len(rows) == 1:
+            rows[0].draft_state = self.drafter.start()
+        return rows
 
     def _decode_loop(self, rows: list, logits: np.ndarray, last: list, started: float) -> int:
         """Run until every row finished (or the deadline passed with one finished); returns decode steps."""
@@ -255,7 +259,7 @@ class FastEngine:
             chunk = self._advance(row, 0, logits, None)
             if row.done:
                 return steps
-            draft = self._draft(row, len(chunk))
+            draft = self._draft(row, chunk)
             out = feed([chunk + draft])[0]  # [S, V]
             steps += 1
             index = len(chunk) - 1
@@ -267,32 +271,35 @@ class FastEngine:
                     return steps
             logits = out[index]  # [V]
 
-    def _draft(self, row: Candidate, chunk_length: int) -> list:
+    def _draft(self, row: Candidate, chunk: list) -> list:
         """Tokens the drafter expects after the chunk, leaving room in the context for the plan's budget."""
-        if self.drafter is None or row.cursor is None:
+        if row.draft_state is None:
             return []
-        room = self.layout.context_length - self.decoder.length - chunk_length - row.cursor.remaining
+        self.drafter.push(row.draft_state, chunk)
+        room = self.layout.context_length - self.decoder.length - len(chunk) - row.cursor.remaining
         limit = min(self.config.draft_tokens, room)
-        return self.drafter.draft(row.tokens, row.cursor, limit) if limit > 0 else []
+        return self.drafter.draft(row.draft_state, row.cursor, limit) if limit > 0 else []
 
-    @staticmethod
-    def _accept(row: Candidate, out: np.ndarray, index: int, draft: list) -> int:
+    def _accept(self, row: Candidate, out: np.ndarray, index: int, draft: list) -> int:
         """Keep the draft's longest prefix that constrained argmax agrees with; out [S, V], out[index] predicts
         draft[0]. Returns the number kept."""
         cursor = row.cursor
-        for kept, token in enumerate(draft):
+        kept = 0
+        for token in draft:
             allowed = cursor.options()  # [k]
             expected = int(allowed[0]) if allowed.size == 1 else int(allowed[out[index + kept][allowed].argmax()])
             if token != expected:
-                return kept
+                break
             cursor.advance(token)
             row.tokens.append(token)
             row.forced += allowed.size == 1
             row.drafted += allowed.size > 1
+            kept += 1
             if cursor.done:
                 row.done = True
-                return kept + 1
-        return len(draft)
+                break
+        self.drafter.push(row.draft_state, draft[:kept])
+        return kept
 
     def _advance(self, row: Candidate, index: int, logits: np.ndarray, sampler) -> list:
         """Choose row's next token from logits [V], append the forced run; returns the chunk to feed."""
