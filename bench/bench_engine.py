@@ -15,8 +15,8 @@ Prints markdown tables (and writes them as JSON):
 (b) planning latency through ``PlannerModel.generate`` (prompt, grammar, decode, best pick) for N = 1, 4, 8,
     interleaved over the same fixed query set on one fixed map; p50/p90/p99/max.
 Every round has its own queries (a fixed, seeded set; none repeats), so no cache ever sees a query twice.
-(c) peak resident memory (VmHWM) of a process that loads the engine with N = 8 and plans, next to a process that
-    only imports the same modules.
+(c) peak resident memory (VmHWM) of a process that loads the engine with N = 8 and plans 300 queries, next to a
+    process that only imports the same modules.
 (d) decode rate against the host's bound: single-token decode steps/s vs measured memory bandwidth / bytes read
     per step (weights + KV cache at the mean context).
 (e) thread settings: decode tokens/s with intra-op threads 1 and 2, interleaved (the default is chosen from this).
@@ -216,7 +216,7 @@ import onnxruntime
 if {load}:
     model = PlannerModel({model_dir!r}, threads={threads}, engine_config=EngineConfig(candidates=8))
     rng = random.Random(0)
-    for _ in range(20):
+    for _ in range(300):
         e = sample_example(rng)
         model.generate(e["scene"], e["say"])
 print([l for l in open("/proc/self/status") if l.startswith("VmHWM")][0].split()[1])

@@ -23,6 +23,8 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+MAX_PLANS = 4096  # prepared step shapes kept (a few KB each); warm() makes 2 x context of them per batch size
+
 
 @dataclass(frozen=True)
 class DecoderLayout:
@@ -74,7 +76,7 @@ class BoundDecoder:
         self._logits = np.zeros(max_batch * tmax * lay.vocab_size, np.float32)  # [B, S, V] views
         self._values = {}  # (what, side, B, length) -> (numpy views, OrtValues), made once per shape
         self._runner = _Runner(session, vectors=vectors)
-        self._plans = {}  # (side, B, past, S, padded) -> _StepPlan
+        self._plans = {}  # (side, B, past, S, padded) -> _StepPlan, at most MAX_PLANS (oldest made dropped first)
         self._kv_names, self._present_names = layout.kv_names, layout.present_names
         self.batch, self.length, self.side, self.padded = 1, 0, 0, False
 
@@ -166,6 +168,8 @@ class BoundDecoder:
         logits_view, logits_value = self._value("logits", 0, batch, seq)
         outputs = [("logits", logits_value), *zip(self._present_names, self._kv_values(side ^ 1, batch, total))]
         plan = _StepPlan(self._runner.prepare(inputs, outputs), logits_view, ids_view)
+        if len(self._plans) >= MAX_PLANS:
+            del self._plans[next(iter(self._plans))]
         self._plans[(side, batch, past, seq, padded)] = plan
         return plan
 
