@@ -320,11 +320,24 @@ def test_clarify_turns_need_the_right_question_and_no_executor():
     )
     run.on_world(scene, 0.0)
     run.start_next_turn(0.5)
-    verdict = run.on_plan_result(plan_result("bring me the cup", "clarify(ambiguous:cup)", status="clarify"), 0.6)
+    assert run.on_plan_result(plan_result("bring me the cup", "clarify(ambiguous:cup)", status="clarify"), 0.6) is None
+    assert run.waiting_for() == ["the robot to say its question"]
+    verdict = run.on_robot_say("I see two cups — which one do you mean?", 0.61)
     assert verdict.met and verdict.text.startswith("asked (clarify ambiguous); holding nothing; robot ")
     run.start_next_turn(1.0)
+    assert run.on_robot_say("I can't see a banana.", 1.1) is None  # speech may come before the plan result
     verdict = run.on_plan_result(plan_result("bring me the banana", "clarify(ambiguous:banana)", status="clarify"), 1.2)
     assert not verdict.met and "expected clarify(not_found...)" in verdict.text
+
+
+def test_a_clarify_plan_never_said_fails_after_settling():
+    run = ScenarioRun(CLARIFY, PLACES)
+    run.on_world(Scene(people=(Person("user", -1.0, -1.5),), places=PLACES), 0.0)
+    run.start_next_turn(0.0)
+    assert run.on_plan_result(plan_result("bring me the cup", "clarify(ambiguous:cup)", status="clarify"), 0.1) is None
+    assert run.on_robot_say("   ", 0.2) is None  # blank speech is not a question
+    verdict = run.tick(3.1)
+    assert not verdict.met and verdict.text == "the plan ended, and 3 s later still: the robot to say its question"
 
 
 def test_stop_plans_are_met_without_executor_events():

@@ -381,3 +381,13 @@ def test_demo_runs_bring_red_cup_to_success(tmp_path):
     plan_lines = [line for line in lines if " PLAN    " in line]
     assert plan_lines[0].split(" PLAN    ")[1].startswith(FETCH + "  (planning "), plan_lines
     assert sum(" DONE    turn " in line for line in lines) == 2
+
+
+@needs_trained_model
+def test_demo_clarify_scenario_asks_instead_of_acting(tmp_path):
+    result = _run_demo(tmp_path, "--scenario", "clarify_cup", "--use-sim-time", "--real-time-factor", "4", timeout_s=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[-1].startswith("RESULT: SUCCESS — clarify_cup: all 2 turn(s) met"), result.stdout
+    assert any(" ROBOT   " in line and "which one do you mean?" in line for line in lines), result.stdout
+    assert not any(" GOAL    " in line or " ARM     " in line for line in lines), result.stdout  # nothing moved

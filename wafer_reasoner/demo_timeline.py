@@ -9,14 +9,14 @@ A timeline line is ``t=+SECONDS  TAG     text``; time is the operator's node clo
     t=+0.000s   SAY     "bring me the red cup"
     t=+0.041s   PLAN    navigate(obj:cup_red); pick(obj:cup_red); ...  (planning 23.4 ms host, 21 tokens, 850 tok/s)
     t=+0.042s   STEP    1/4 navigate(obj:cup_red)
-    t=+0.042s   GOAL    (4.34, 2.79) yaw +39.3°  [0.60 m from obj:cup_red]
+    t=+0.042s   GOAL    (4.31, 2.85) yaw +35.2°  [facing obj:cup_red at 0.60 m]
 
 ``ScenarioRun`` judges the turns one at a time, as ``wafer_reasoner.sim.scenario`` defines it: a turn is met
 when its plan result passes ``check_plan`` and ``unmet_conditions`` is empty at one moment before the turn's
-``timeout_s``; an action plan must also have been finished by the executor (``plan_succeeded``), so the next
-turn is never said over a plan that is still running. A rejected plan, a failed or preempted plan, the
-timeout, or conditions still unmet ``settle_s`` after the plan ended (nothing more will happen) fail the
-turn, and with it the scenario.
+``timeout_s``. On top of that, an action plan must have been finished by the executor (``plan_succeeded``),
+so the next turn is never said over a plan that is still running, and a clarify plan must have been said
+(``say``). A rejected plan, a failed or preempted plan, the timeout, or conditions still unmet ``settle_s``
+after the plan ended (nothing more will happen) fail the turn, and with it the scenario.
 """
 
 from __future__ import annotations
@@ -341,7 +341,7 @@ class Verdict:
 
 
 class ScenarioRun:
-    """Say the turns in order; judge each from plan results, executor events and the world seen.
+    """Say the turns in order; judge each from plan results, executor events, robot speech and the world seen.
 
     The caller says ``start_next_turn(now_s).say`` when ``awaiting_turn`` is true, and feeds in what it sees.
     Every ``on_*`` and ``tick`` returns a ``Verdict`` at the moment the current turn ends, else None.
@@ -361,6 +361,8 @@ class ScenarioRun:
         self._needs_executor = False
         self._executor_done = False
         self._plan_ended_s = math.inf  # when the plan ended (executor finished, or a plan that runs at once)
+        self._needs_speech = False  # a clarify plan: the robot must say its question
+        self._robot_said = False  # the robot said something since the turn started
         self._scene: Optional[Scene] = None
         self._unmet: list = ["no world state seen yet"]
 
@@ -416,6 +418,8 @@ class ScenarioRun:
         self._needs_executor = False
         self._executor_done = False
         self._plan_ended_s = math.inf
+        self._needs_speech = False
+        self._robot_said = False
         if self._scene is None:
             self._unmet = ["no world state seen yet"]
         else:
@@ -441,6 +445,7 @@ class ScenarioRun:
         if problems:
             return self._fail("; ".join(problems), now_s)
         self._needs_executor = status == "ok" and needs_executor(plan_text)
+        self._needs_speech = status == "clarify"
         if not self._needs_executor:
             self._plan_ended_s = now_s
         for event in self._early_events:
@@ -457,6 +462,13 @@ class ScenarioRun:
             self._early_events.append(record)
             return None
         return self._apply_event(record, now_s)
+
+    def on_robot_say(self, text: str, now_s: float) -> Optional[Verdict]:
+        """The robot spoke (``say``); a clarify turn is met only once the question was said."""
+        if not self._in_turn or not str(text).strip():
+            return None
+        self._robot_said = True
+        return self._evaluate(now_s)
 
     def on_world(self, scene: Scene, now_s: float) -> Optional[Verdict]:
         """The latest world (perception + odom + places)."""
@@ -497,6 +509,8 @@ class ScenarioRun:
         needed = list(self._unmet)
         if self._needs_executor and not self._executor_done:
             needed.insert(0, "the executor to finish the plan")
+        if self._needs_speech and not self._robot_said:
+            needed.insert(0, "the robot to say its question")
         return needed
 
     # ---- results -------------------------------------------------------------------------------------------
@@ -532,6 +546,8 @@ class ScenarioRun:
 
     def _evaluate(self, now_s: float) -> Optional[Verdict]:
         if self._plan is None or self._unmet or (self._needs_executor and not self._executor_done):
+            return None
+        if self._needs_speech and not self._robot_said:
             return None
         text = describe_conditions(self.current_turn.expect, self._scene)
         return self._end(True, text, now_s)

@@ -299,6 +299,10 @@ class DemoOperator(Node):
 
     def _on_robot_say(self, msg: String) -> None:
         self._line(Tag.ROBOT, quoted(msg.data))
+        now_s = self._now()
+        verdict = self._run.on_robot_say(msg.data, now_s)
+        if verdict is not None:
+            self._finish(verdict, now_s)
 
 
 def main(args=None) -> int:
