@@ -385,7 +385,8 @@ def test_demo_runs_bring_red_cup_to_success(tmp_path):
 
 @needs_trained_model
 def test_demo_clarify_scenario_asks_instead_of_acting(tmp_path):
-    result = _run_demo(tmp_path, "--scenario", "clarify_cup", "--use-sim-time", "--real-time-factor", "4", timeout_s=120)
+    args = ("--scenario", "clarify_cup", "--use-sim-time", "--real-time-factor", "4")
+    result = _run_demo(tmp_path, *args, timeout_s=120)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert lines[-1].startswith("RESULT: SUCCESS — clarify_cup: all 2 turn(s) met"), result.stdout
