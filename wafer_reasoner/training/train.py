@@ -182,15 +182,14 @@ def main(argv=None) -> int:
     parser.add_argument("--eval-every", type=int, default=500)
     parser.add_argument("--eval-size", type=int, default=400)
     parser.add_argument("--no-export", action="store_true", help="train and report only")
-    parser.add_argument("--resume", default=None, help="start from this checkpoint (runs/planner.pt), not scratch")
+    parser.add_argument("--resume", default=None, help="start from this checkpoint (OUT/planner.pt), not scratch")
     parser.add_argument("--warmup", type=int, default=200, help="learning-rate warm-up steps")
     args = parser.parse_args(argv)
-    result = train(args)
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    Path("runs").mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)  # before training, so a bad path fails fast
+    result = train(args)
     checkpoint = {"config": result["model"].config.to_dict(), "state": result["model"].state_dict()}
-    torch.save(checkpoint, Path("runs") / "planner.pt")
+    torch.save(checkpoint, out / "planner.pt")  # for --resume; not shipped (package data is *.onnx, *.json)
     (out / "training_log.json").write_text(json.dumps(result["log"], indent=1))
     if not args.no_export:
         from wafer_reasoner.training.export import export_model
