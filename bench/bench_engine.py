@@ -114,10 +114,12 @@ class GenaiRunner:
         params.set_search_options(max_length=ids.shape[1] + self.max_new_tokens, do_sample=False)
         generator = og.Generator(self.model, params)
         generator.append_tokens(ids)
+        generated = 0
         while not generator.is_done():
             generator.generate_next_token()
-        out = [int(t) for t in generator.get_sequence(0)[ids.shape[1]:]]
-        return len(out), tokens_to_plan([self.tokenizer.tokens[t] for t in out], prompt)
+            generated += 1
+        out = [int(t) for t in generator.get_sequence(0)[ids.shape[1]:]]  # genai leaves the final <eos> out
+        return generated, tokens_to_plan([self.tokenizer.tokens[t] for t in out], prompt)
 
 
 def genai_folder(model_dir: Path, threads: int):

@@ -159,3 +159,17 @@ def test_options_are_sorted_unique_token_ids():
     grammar = build_grammar(TOKENIZER, GrammarRefs(slots=4, places=("kitchen", "office")))
     for node in range(len(grammar)):
         assert np.all(np.diff(grammar.node(node).ids) > 0)
+
+
+def test_grammars_of_one_scene_share_a_skeleton_but_not_their_labels():
+    first = build_grammar(TOKENIZER, GrammarRefs(slots=2, not_found_labels=("book",)))
+    second = build_grammar(TOKENIZER, GrammarRefs(slots=2, not_found_labels=("ball",)))
+    book, ball = (ids("clarify(", "not_found:", word, ")", EOS) for word in ("book", "ball"))
+    assert first.accepts(book) and not first.accepts(ball)
+    assert second.accepts(ball) and not second.accepts(book)
+    assert first.node(first.start) is second.node(second.start)  # shared, made once
+    nothing = build_grammar(TOKENIZER, GrammarRefs(slots=2, not_found_labels=("zorblax",)))
+    assert not nothing.accepts(ids("clarify(", "not_found:", ")", EOS))
+    cursor = nothing.cursor(64)
+    cursor.advance(TOKENIZER.ids["clarify("])
+    assert TOKENIZER.ids["not_found:"] not in cursor.options()  # no spellable label: no dead end

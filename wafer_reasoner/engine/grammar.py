@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -42,22 +42,47 @@ _UNREACHABLE = 1 << 30
 class PlanGrammar:
     """A pruned DFA over token ids. Node 0 is ``final``; ``start`` is where a plan begins.
 
-    Per-node arrays are made on a node's first visit: a query walks a dozen of the ~90 nodes."""
+    Per-node arrays are made on a node's first visit: a query walks a dozen of the ~90 nodes. A grammar made
+    ``with_labels`` from a skeleton shares the skeleton's nodes (and their arrays) except the clarify node."""
 
-    def __init__(self, edges: list, start: int, separator_id: int):
+    def __init__(self, edges: list, start: int, separator_id: int, *, clarify: int = -1, after_last: int = -1):
         self.start = start
         self.final = 0
         self.separator_id = separator_id
+        self.clarify, self.after_last = clarify, after_last  # where with_labels attaches not_found:
         self.dist = _distances_to_final(edges)
         if self.dist[start] >= _UNREACHABLE:
             raise ValueError("the plan grammar has no complete plan (the clarify(unsupported) path is missing)")
         self._raw_edges = edges
         self._nodes = [None] * len(edges)  # node -> _Node, filled on first visit
+        self._base = None  # the skeleton this grammar extends
+
+    def with_labels(self, tokenizer: Tokenizer, labels) -> "PlanGrammar":
+        """This grammar plus ``clarify(not_found:LABEL)`` for the spellable labels; self is not changed."""
+        b = _Builder(tokenizer, first_node=len(self._raw_edges))
+        root = b.names(labels, ")", self.after_last)
+        extra_dist = _tree_distances(b.edges, len(self._raw_edges), self.dist)
+        grammar = object.__new__(PlanGrammar)
+        grammar.__dict__.update(self.__dict__)
+        grammar._raw_edges = self._raw_edges + b.edges
+        grammar.dist = self.dist + extra_dist
+        if grammar.dist[root] < _UNREACHABLE:
+            clarify_edges = dict(self._raw_edges[self.clarify])
+            clarify_edges[tokenizer.ids["not_found:"]] = root
+            grammar._raw_edges[self.clarify] = clarify_edges
+        grammar._nodes = [None] * len(grammar._raw_edges)
+        grammar._base = self
+        return grammar
 
     def node(self, node: int) -> "_Node":
         found = self._nodes[node]
         if found is None:
-            found = self._nodes[node] = _Node(self._raw_edges[node], self.dist)
+            base = self._base
+            if base is not None and node < len(base) and node != base.clarify:
+                found = base.node(node)
+            else:
+                found = _Node(self._raw_edges[node], self.dist)
+            self._nodes[node] = found
         return found
 
     def __len__(self) -> int:
@@ -179,6 +204,7 @@ def grammar_for_query(tokenizer: Tokenizer, prompt: Prompt, scene, utterance: st
     return build_grammar(tokenizer, refs_for_query(prompt, scene, utterance))
 
 
+@functools.lru_cache(maxsize=8192)
 def spell(tokenizer: Tokenizer, name: str):
     """Token ids that write ``name`` in a plan (words joined by ``_``), or None when the vocabulary cannot."""
     words = label_words(name)
@@ -193,29 +219,35 @@ def spell(tokenizer: Tokenizer, name: str):
 
 
 class _Builder:
-    """Adds nodes and edges; every edge is checked to keep the automaton deterministic."""
+    """Adds nodes and edges; every edge is checked to keep the automaton deterministic.
 
-    def __init__(self, tokenizer: Tokenizer):
+    ``edges[i]`` is node ``first_node + i`` (a builder extending a grammar numbers its nodes after it)."""
+
+    def __init__(self, tokenizer: Tokenizer, first_node: int = 0):
         self.tokenizer = tokenizer
-        self.edges = [{}]  # node 0: final
+        self.first = first_node
+        self.edges = [] if first_node else [{}]  # a fresh grammar's node 0: final
 
     def node(self) -> int:
         self.edges.append({})
-        return len(self.edges) - 1
+        return self.first + len(self.edges) - 1
+
+    def out(self, node: int) -> dict:
+        return self.edges[node - self.first]
 
     def link(self, source: int, token, target: int) -> int:
         token_id = token if isinstance(token, int) else self.tokenizer.ids[token]
-        if self.edges[source].get(token_id, target) != target:
+        if self.out(source).get(token_id, target) != target:
             raise ValueError(f"grammar is not deterministic at node {source}, token {token!r}")
-        self.edges[source][token_id] = target
+        self.out(source)[token_id] = target
         return target
 
     def step(self, source: int, token) -> int:
         """Follow ``token`` from ``source``, adding a fresh node if there is no edge yet."""
         token_id = token if isinstance(token, int) else self.tokenizer.ids[token]
-        if token_id not in self.edges[source]:
-            self.edges[source][token_id] = self.node()
-        return self.edges[source][token_id]
+        if token_id not in self.out(source):
+            self.out(source)[token_id] = self.node()
+        return self.out(source)[token_id]
 
     def names(self, names, then: str, target: int) -> int:
         """A trie of the spellable names; each complete name continues with ``then`` to ``target``."""
@@ -262,14 +294,23 @@ class _Builder:
         for digit in DIGITS[1:]:
             self.link(unsigned, digit, integer[1])
         signed = self.node()
-        self.edges[signed] = dict(self.edges[unsigned])
+        self.out(signed).update(self.out(unsigned))
         self.link(signed, "-", unsigned)
         return signed, unsigned
 
 
 @functools.lru_cache(maxsize=64)
 def build_grammar(tokenizer: Tokenizer, refs: GrammarRefs) -> PlanGrammar:
-    """The grammar for these references (cached: a repeated query reuses its automaton)."""
+    """The grammar for these references (cached: a repeated query reuses its automaton).
+
+    Everything but the said labels depends on the scene and the map only, so that skeleton is cached on its own
+    and each utterance adds just its label trie."""
+    skeleton = _skeleton(tokenizer, replace(refs, not_found_labels=()))
+    return skeleton.with_labels(tokenizer, refs.not_found_labels)
+
+
+@functools.lru_cache(maxsize=64)
+def _skeleton(tokenizer: Tokenizer, refs: GrammarRefs) -> PlanGrammar:
     b = _Builder(tokenizer)
     final = 0
     after_step, after_last = b.node(), b.node()  # after a step that may be followed / must end the plan
@@ -308,17 +349,29 @@ def build_grammar(tokenizer: Tokenizer, refs: GrammarRefs) -> PlanGrammar:
             ("rotate(", rotate), ("wait(", wait), ("follow(", follow), ("stop()", after_last),
         ):
             b.link(start, token, target)
-    b.link(first, "clarify(", _clarify(b, refs, after_last))
-    return PlanGrammar(b.edges, first, tokenizer.ids[SEPARATOR])
+    clarify = _clarify(b, refs, after_last)
+    b.link(first, "clarify(", clarify)
+    return PlanGrammar(b.edges, first, tokenizer.ids[SEPARATOR], clarify=clarify, after_last=after_last)
 
 
 def _clarify(b: _Builder, refs: GrammarRefs, after_last: int) -> int:
+    """clarify(unsupported) and clarify(ambiguous:LABEL); with_labels adds not_found:LABEL."""
     clarify, close = b.node(), b.node()
     b.link(close, ")", after_last)
     b.link(clarify, "unsupported", close)
-    b.link(clarify, "not_found:", b.names(refs.not_found_labels, ")", after_last))
     b.link(clarify, "ambiguous:", b.names(refs.ambiguous_labels, ")", after_last))
     return clarify
+
+
+def _tree_distances(edges: list, first: int, known: list) -> list:
+    """Distances to final for the nodes of a trie numbered from ``first`` (children after parents), whose other
+    edges lead to nodes with ``known`` distances."""
+    dist = [_UNREACHABLE] * len(edges)
+    for index in range(len(edges) - 1, -1, -1):
+        for target in edges[index].values():
+            reach = dist[target - first] if target >= first else known[target]
+            dist[index] = min(dist[index], reach + 1)
+    return dist
 
 
 def _distances_to_final(edges: list) -> list:
