@@ -244,13 +244,8 @@ def _check_wait(seconds: float, limits: SafetyLimits) -> list:
 
 
 def _check_follow(person: Ref, scene: Scene, limits: SafetyLimits, state: _Simulated) -> list:
-    missing = _missing_ref_reason(person, scene, state)
-    if missing:
-        return [missing]
-    goal = goals.navigation_goal(
-        person, scene, holding=state.holding, robot_pose=state.robot, standoff_m=limits.standoff_m
-    )
-    return _goal_reasons(goal, describe_ref(person, scene), limits)
+    # following starts like navigating to the person: same reference and stand-off goal checks
+    return _check_navigate(person, scene, limits, state)
 
 
 def _unique(reasons: list) -> list:

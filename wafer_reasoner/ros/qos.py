@@ -31,44 +31,30 @@ cmd_vel with COMMAND_QOS.
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 
+def _volatile_keep_last(depth: int, reliability: ReliabilityPolicy) -> QoSProfile:
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST, depth=depth, reliability=reliability, durability=DurabilityPolicy.VOLATILE
+    )
+
+
 def command_qos(depth: int = 10) -> QoSProfile:
     """Commands and events: every message counts, none from before we joined."""
-    return QoSProfile(
-        history=HistoryPolicy.KEEP_LAST,
-        depth=depth,
-        reliability=ReliabilityPolicy.RELIABLE,
-        durability=DurabilityPolicy.VOLATILE,
-    )
+    return _volatile_keep_last(depth, ReliabilityPolicy.RELIABLE)
 
 
 def sensor_qos() -> QoSProfile:
     """State snapshots (scene, odometry): delivered reliably, only the newest kept."""
-    return QoSProfile(
-        history=HistoryPolicy.KEEP_LAST,
-        depth=1,
-        reliability=ReliabilityPolicy.RELIABLE,
-        durability=DurabilityPolicy.VOLATILE,
-    )
+    return _volatile_keep_last(1, ReliabilityPolicy.RELIABLE)
 
 
 def velocity_sub_qos() -> QoSProfile:
     """Subscriptions to velocity streams: compatible with reliable and best-effort publishers."""
-    return QoSProfile(
-        history=HistoryPolicy.KEEP_LAST,
-        depth=1,
-        reliability=ReliabilityPolicy.BEST_EFFORT,
-        durability=DurabilityPolicy.VOLATILE,
-    )
+    return _volatile_keep_last(1, ReliabilityPolicy.BEST_EFFORT)
 
 
 def clock_qos() -> QoSProfile:
     """Publishing /clock: only the latest time matters."""
-    return QoSProfile(
-        history=HistoryPolicy.KEEP_LAST,
-        depth=1,
-        reliability=ReliabilityPolicy.RELIABLE,
-        durability=DurabilityPolicy.VOLATILE,
-    )
+    return _volatile_keep_last(1, ReliabilityPolicy.RELIABLE)
 
 
 COMMAND_QOS = command_qos()
