@@ -19,7 +19,8 @@ Every round has its own queries (a fixed, seeded set; none repeats), so no cache
     process that only imports the same modules.
 (d) decode rate against the host's bound: single-token decode steps/s vs measured memory bandwidth / bytes read
     per step (weights + KV cache at the mean context).
-(e) thread settings: decode tokens/s with intra-op threads 1 and 2, interleaved (the default is chosen from this).
+(e) thread settings: plan tokens/s with intra-op threads 1 and 2, interleaved; each engine then runs with 2 threads
+    only if 2 was faster in every round of the sweep (the engine's default, 1, is chosen from this).
 (f) validity: share of constrained outputs that parse over --validity random scene/utterance cases (greedy) plus
     a tenth as many best-of-4 sampled candidates.
 
@@ -276,8 +277,8 @@ def decode_bound(model_dir: Path, threads: int, queries: list) -> list:
 # ---- (e) threads, (f) validity -------------------------------------------------------------------------------
 
 
-def thread_sweep(model_dir: Path, rounds: list, tokenizer) -> list:
-    """Constrained decoding and genai, intra-op threads 1 and 2, all interleaved."""
+def thread_sweep(model_dir: Path, rounds: list, tokenizer) -> tuple:
+    """Constrained decoding and genai, intra-op threads 1 and 2, all interleaved -> (table rows, per-round result)."""
     runners = {f"this engine, threads={t}": OursRunner(PlannerModel(model_dir, threads=t, engine_config=EngineConfig(
         prefix_cache=0))) for t in (1, 2)}
     try:
@@ -285,7 +286,19 @@ def thread_sweep(model_dir: Path, rounds: list, tokenizer) -> list:
             runners[f"genai, threads={threads}"] = GenaiRunner(model_dir, threads, 64, tokenizer)
     except ImportError:
         pass
-    return ratio_rows(interleaved(runners, rounds), "this engine, threads=1")
+    result = interleaved(runners, rounds)
+    return ratio_rows(result, "this engine, threads=1"), result
+
+
+def best_threads(result: dict, engine: str) -> int:
+    """2 only when the engine was faster with 2 threads than with 1 in every round (the CPU is shared on a robot,
+    so a second thread must clearly pay for itself); 0 when the engine was not measured."""
+    per_round = result["rounds"]
+    one, two = per_round.get(f"{engine}, threads=1"), per_round.get(f"{engine}, threads=2")
+    if one is None or two is None:
+        return 0
+    faster = [t2 / s2 > t1 / s1 for (t1, s1), (t2, s2) in zip(one, two)]
+    return 2 if all(faster) else 1
 
 
 def validity(model_dir: Path, threads: int, cases: int) -> dict:
@@ -334,13 +347,13 @@ def run(args) -> dict:
           f"{os.cpu_count()} CPUs\n")
 
     tokenizer = PlannerModel(model_dir, engine="v0").tokenizer
-    report["threads"] = thread_sweep(model_dir, rounds[:max(3, args.rounds // 3)], tokenizer)
+    report["threads"], sweep = thread_sweep(model_dir, rounds[:max(3, args.rounds // 3)], tokenizer)
     print("## (e) intra-op threads (batch 1, greedy; this engine constrained)\n")
     print(markdown(["engine", "tokens_per_s", "ratio_median", "ratio_min", "ratio_max"], report["threads"]), "\n")
-    threads = args.threads or best_threads(report["threads"], "this engine")
-    genai_threads = best_threads(report["threads"], "genai") or threads
+    threads = args.threads or best_threads(sweep, "this engine")
+    genai_threads = best_threads(sweep, "genai") or threads
     report["chosen_threads"] = {"this_engine": threads, "genai": genai_threads}
-    print(f"threads used below: this engine {threads}, genai {genai_threads} (each its faster setting)\n")
+    print(f"threads used below: this engine {threads}, genai {genai_threads} (2 only if faster in every round)\n")
 
     reference = PlannerModel(model_dir, threads=threads)
     report["vs_genai"] = compare_with_genai(model_dir, (threads, genai_threads), reference, rounds)
@@ -368,14 +381,6 @@ def run(args) -> dict:
         for failure in v["failures"]:
             print("  FAILED:", failure)
     return report
-
-
-def best_threads(rows: list, engine: str) -> int:
-    """The thread count of the fastest row of ``engine`` in the sweep (0 when it has no rows)."""
-    mine = [row for row in rows if row["engine"].startswith(engine)]
-    if not mine:
-        return 0
-    return int(max(mine, key=lambda row: row["tokens_per_s"])["engine"].rsplit("=", 1)[1])
 
 
 def compare_with_genai(model_dir: Path, both_threads: tuple, reference: PlannerModel, rounds: list):
