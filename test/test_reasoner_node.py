@@ -575,3 +575,65 @@ def test_d_bring_me_the_red_cup_sends_a_goal_near_the_red_cup(reasoner):
     )
     assert preempted[0]["plan_id"] == plan["plan_id"]
     reasoner.spin_until(lambda: reasoner.received["cmd_vel"], "a zero cmd_vel")
+
+
+# (e) emulated time and pacing ------------------------------------------------------------------------------------
+
+
+def test_e_bad_pacing_stops_the_node_with_the_allowed_values(domain_id, tmp_path):
+    process = NodeProcess(
+        domain_id, tmp_path / "reasoner_node.log", f"model_dir:={_test_model_dir()}", "emulator.pacing:=fast"
+    )
+    try:
+        code = process.wait(timeout_s=WAIT_S)
+        output = process.output()
+    finally:
+        process.close()
+    assert code != 0 and "emulator.pacing" in output and "emulated" in output and "Traceback" not in output
+
+
+def test_e_every_plan_reports_host_and_emulated_time_and_pacing_holds_it(ros_context, domain_id, tmp_path):
+    process = NodeProcess(
+        domain_id,
+        tmp_path / "reasoner_node.log",
+        f"model_dir:={_test_model_dir()}",
+        "diagnostics_rate_hz:=10.0",
+        "limits.max_scene_age_s:=10.0",
+        "emulator.target_model:=Llama-3.1-70B",  # ~1 s a query on one A100: slower than this host, so held
+        "emulator.hardware:=A100",
+        "emulator.pacing:=emulated",
+    )
+    probe = Probe(ros_context, process)
+    try:
+        probe.wait_ready()
+        values = probe.diagnostics()
+        assert (values["emulated_target_model"], values["emulated_hardware"]) == ("Llama-3.1-70B", "A100")
+        assert values["pacing"] == "emulated"
+        probe.publish_odom_and_wait(*ROBOT_START)
+        probe.publish_scene_and_wait(red_cup_scene())
+
+        plan = probe.say("go to the kitchen")
+        received_s = probe.now_s()
+        assert plan["timings_ms"]["host_total_ms"] > 0.0
+        assert plan["timings_ms"]["emulated_ms"] > 0.0
+        assert (plan["emulated"]["target"], plan["emulated"]["hardware"]) == ("Llama-3.1-70B", "A100")
+        # published no earlier than query time (the stamp) + the emulated latency, however fast the host is
+        assert received_s - plan["stamp"] >= plan["timings_ms"]["emulated_ms"] / 1000.0 - 1e-3
+        assert plan["emulated"]["generated_tokens"] == plan["tokens"] > 0
+        assert plan["emulated"]["prompt_tokens"] > 0
+        assert plan["pacing"]["mode"] == "emulated" and plan["pacing"]["behind_ms"] >= 0.0
+        assert plan["pacing"]["held_ms"] >= 0.0
+        if plan["status"] == "ok":  # handed to the executor only when released
+            probe.spin_until(lambda: probe.received["goal_pose"], "a goal_pose")
+        diagnostics = probe.wait_for_fresh_diagnostics(
+            lambda d: d.get("last_emulated_planning_latency_ms", "n/a") != "n/a", "emulated latency in diagnostics"
+        )
+        assert diagnostics
+
+        stop = probe.say("stop")  # never paced, never charged
+        assert (stop["status"], stop["plan"], stop["pacing"]["mode"]) == ("ok", "stop()", "off")
+        assert stop["timings_ms"]["emulated_ms"] == 0.0
+        probe.spin_until(lambda: probe.received["cmd_vel"], "a zero cmd_vel")
+    finally:
+        probe.close()
+        process.close()

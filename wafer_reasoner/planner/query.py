@@ -43,6 +43,16 @@ class PlanResult:
     timings_ms: MappingProxyType  # host_total_ms, prefill_ms, decode_ms (+ emulated_ms when emulated)
     tokens: int = 0  # generated tokens; 0 when the model was not called
     tokens_per_s: float = 0.0
+    prompt_tokens: int = 0  # prompt tokens the model read; 0 when it was not called
+    emulated: MappingProxyType | None = None  # the emulated pair (target, hardware, ...) when one is charged
+    pacing: MappingProxyType | None = None  # how publication was paced (mode, behind_ms, ...) when it was
+
+    def with_emulation(self, emulated_ms: float, details: dict) -> PlanResult:
+        """A copy charged ``emulated_ms`` (timings_ms.emulated_ms) with the emulated pair's ``details``."""
+        return replace(self.with_timing("emulated_ms", emulated_ms), emulated=MappingProxyType(dict(details)))
+
+    def with_pacing(self, pacing: dict) -> PlanResult:
+        return replace(self, pacing=MappingProxyType(dict(pacing)))
 
     def with_timing(self, name: str, value_ms: float) -> PlanResult:
         """A copy with one more timing, e.g. ``emulated_ms`` from the wafer-scale emulator."""
@@ -58,6 +68,10 @@ class PlanResult:
             "timings_ms": {name: _json_number(value) for name, value in self.timings_ms.items()},
             "tokens": self.tokens,
             "tokens_per_s": _json_number(self.tokens_per_s),
+        } | {
+            name: {key: _json_value(value) for key, value in extra.items()}
+            for name, extra in (("emulated", self.emulated), ("pacing", self.pacing))
+            if extra is not None
         }
 
 
@@ -138,6 +152,7 @@ def _result(
         timings_ms=MappingProxyType(timings),
         tokens=int(generation.tokens) if generation is not None else 0,
         tokens_per_s=float(generation.tokens_per_s) if generation is not None else 0.0,
+        prompt_tokens=int(getattr(generation, "prompt_tokens", 0) or 0) if generation is not None else 0,
     )
 
 
@@ -151,3 +166,7 @@ def _loggable(utterance) -> str:
 
 def _json_number(value: float):
     return value if math.isfinite(value) else None
+
+
+def _json_value(value):
+    return _json_number(value) if isinstance(value, float) else value

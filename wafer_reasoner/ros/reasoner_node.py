@@ -16,7 +16,11 @@ and publish what it returns; all behaviour lives in the core. Topics (relative n
               reasoner/plan            std_msgs/String             JSON stream: {"type": "plan" | "event", ...}
               /diagnostics             diagnostic_msgs/DiagnosticArray   ~1 Hz
 
-Every time is the node clock, so ``use_sim_time`` works. The README (sections Topics, Parameters) documents the
+Every plan is charged the emulated time of the ``emulator.*`` (target model, hardware) pair beside its measured
+host time; with ``emulator.pacing: emulated`` an answer is held (a one-shot timer, never a sleep) until query
+time + its emulated latency, or published at once with ``pacing.behind_ms`` when the host was slower. Stop
+commands are never held, and a stop cancels held answers. Every time is the node clock, so ``use_sim_time``
+works. The README (sections Topics, Parameters) documents the
 JSON stream and every parameter; ``config/reasoner.yaml`` mirrors ``PARAMETERS`` below.
 
 Lifecycle-ready: this is a plain ``rclpy.node.Node`` so ``ros2 run`` and plain launch files work, but set-up is
@@ -46,6 +50,9 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray, String
 
+from wafer_reasoner.emulator import Emulator, EmulatorDataError, known_targets, load_hardware, select
+from wafer_reasoner.emulator.datafiles import config_file, read_yaml
+from wafer_reasoner.emulator.pacing import EMULATED, OFF, check_mode, pace
 from wafer_reasoner.engine.planner_model import ModelLoadError
 from wafer_reasoner.planner.executor import (
     ArmTarget,
@@ -126,9 +133,27 @@ PARAMETERS = {
     "limits.max_rotate_deg": Param(360.0, "Largest |rotate()| step, degrees.", 1.0, 3600.0),
     "limits.standoff_m": Param(0.6, "Distance of the stand-off pose from a navigation target, m.", 0.0, 5.0),
     "limits.max_reach_m": Param(0.9, "Horizontal reach of the arm from the base centre, m.", 0.05, 5.0),
+    "emulator.target_model": Param(
+        "planner",
+        "Target model whose time is emulated for every planning query: a name in config/target_models.yaml or "
+        "'planner' (the loaded model). Other emulator settings (placement, speculative, hardware_files) come "
+        "from config/emulator.yaml. `wafer-reasoner emulate --list` shows the names.",
+    ),
+    "emulator.hardware": Param(
+        "WSE-3",
+        "Hardware profile the target is emulated on: a name in config/hardware.yaml (WSE-2, WSE-3, A100, H100, "
+        "H200, B200, host) or in config/emulator.yaml's hardware_files.",
+    ),
+    "emulator.pacing": Param(
+        OFF,
+        "off: publish each plan as soon as the host has it. emulated: publish (and execute) it no earlier than "
+        "query time + its emulated latency on the node clock; a host slower than that publishes at once and "
+        "reports pacing.behind_ms. Stop commands are never paced.",
+    ),
 }
 LIMITS_PREFIX = "limits."
 EXECUTOR_PREFIX = "executor."
+EMULATOR_SETTINGS_FILE = "emulator.yaml"
 
 
 class ConfigurationError(RuntimeError):
@@ -180,6 +205,48 @@ def load_semantic_map(path: str) -> tuple:
         return load_places(data)
     except SceneError as error:
         raise ConfigurationError(f"bad semantic map {path}: {error}") from None
+
+
+def emulator_for(target_model: str, hardware: str, planner_dir) -> Emulator:
+    """config/emulator.yaml's emulator with the target model and hardware named by the parameters."""
+    try:
+        settings = read_yaml(config_file(EMULATOR_SETTINGS_FILE))
+        settings = {**settings, "target_model": target_model, "hardware": hardware}
+        extra = settings.get("hardware_files") or []
+        if not isinstance(extra, list):
+            raise EmulatorDataError("emulator settings: 'hardware_files' must be a list of paths")
+        profiles = load_hardware(None, extra_paths=extra)
+        target, profile, speculative, options = select(settings, profiles, known_targets(planner_dir=planner_dir))
+        return Emulator(target, profile, speculative=speculative, options=options)
+    except EmulatorDataError as error:
+        raise ConfigurationError(
+            f"bad 'emulator.*' parameters: {error}. `wafer-reasoner emulate --list` shows the known names."
+        ) from None
+
+
+def emulated_details(timing) -> dict:
+    """What the plan JSON's ``emulated`` object says about the charged pair (the time is timings_ms.emulated_ms)."""
+    return {
+        "target": timing.target,
+        "hardware": timing.hardware,
+        "devices": timing.devices,
+        "bound": timing.bound,
+        "prompt_tokens": timing.prompt_tokens,
+        "generated_tokens": timing.generated_tokens,
+        "speculative": timing.speculative,
+    }
+
+
+@dataclass
+class _Pending:
+    """A planned answer held until its emulated release time (emulator.pacing: emulated)."""
+
+    result: PlanResult
+    plan_id: int
+    query_s: float
+    release_s: float
+    scene: Scene
+    stop: bool = False  # a stop command: already acted on in the speech callback
 
 
 def no_scene_result(utterance: str) -> PlanResult:
@@ -369,6 +436,17 @@ class ReasonerNode(Node):
         from wafer_reasoner.engine.planner_model import PlannerModel  # onnxruntime only where a node runs
 
         self._model = PlannerModel(self._param("model_dir") or None, threads=self._param("engine_threads"))
+        try:
+            self._pacing = check_mode(self._param("emulator.pacing"))
+        except ValueError as error:
+            raise ConfigurationError(f"bad 'emulator.pacing' parameter: {error}") from None
+        self._emulator = emulator_for(
+            self._param("emulator.target_model"), self._param("emulator.hardware"), self._model.model_dir
+        )
+        self._pending: deque = deque()  # _Pending answers, release order (pacing: emulated)
+        self._release_timer = None
+        self._last_emulated_ms = math.nan
+        self._last_behind_ms = math.nan
         self._scene: Scene | None = None
         self._pose = UNKNOWN_POSE
         self._plans = 0  # plan_id of the latest utterance; ids start at 1
@@ -376,7 +454,8 @@ class ReasonerNode(Node):
         self._last_latency_ms = math.nan
         self.get_logger().info(
             f"planner model from {self._model.model_dir}, {len(self._places)} named places from {map_file}; "
-            f"caps {self._limits.max_linear_speed_mps:g} m/s, {self._limits.max_angular_speed_radps:g} rad/s"
+            f"caps {self._limits.max_linear_speed_mps:g} m/s, {self._limits.max_angular_speed_radps:g} rad/s; "
+            f"emulating {self._emulator.target.name} on {self._emulator.hardware.name}, pacing {self._pacing}"
         )
 
     def _activate(self) -> None:
@@ -402,24 +481,70 @@ class ReasonerNode(Node):
     def _on_speech(self, msg: String) -> None:
         now_s, text = self._now(), msg.data
         stop = is_stop_command(text)
-        if stop:  # before anything else: never wait for the model to stop
+        if stop:  # before anything else: never wait for the model to stop, nor for held plans
             self._cmd_vel_pub.publish(conversions.zero_twist())
+            self._drop_pending(now_s)
             self._dispatch(self._executor.stop(now_s), now_s)
         scene = (self._scene if self._scene is not None else Scene()).with_robot(self._pose)
         if self._scene is None and not stop and not utterance_problem(text):
             result = no_scene_result(text)
         else:
             result = answer(self._model, scene, text, self._limits, now_s=now_s)
+        timing = self._emulator.plan_time(result.prompt_tokens, result.tokens)
+        result = result.with_emulation(timing.emulated_ms, emulated_details(timing))
         self._plans += 1
         self._last_latency_ms = result.timings_ms.get("host_total_ms", math.nan)
-        self._plan_pub.publish(conversions.plan_result_to_msg(result, plan_id=self._plans, stamp_s=now_s))
+        self._last_emulated_ms = timing.emulated_ms
+        if self._pacing == OFF or stop:  # stop commands are never paced
+            result = result.with_pacing({"mode": OFF, "stop": True} if stop and self._pacing != OFF else {"mode": OFF})
+            self._release(_Pending(result, self._plans, now_s, now_s, scene, stop=stop), now_s)
+            return
+        done_s = self._now()
+        not_before_s = self._pending[-1].release_s if self._pending else -math.inf
+        release = pace(now_s, done_s, timing.emulated_ms, not_before_s=not_before_s)
+        self._last_behind_ms = release.behind_ms
+        pacing = {"mode": EMULATED, "behind_ms": release.behind_ms, "held_ms": release.wait_s * 1000.0}
+        self._pending.append(_Pending(result.with_pacing(pacing), self._plans, now_s, release.release_s, scene))
+        self._release_due()
+
+    def _release_due(self) -> None:
+        """Publish every held answer whose release time has come; arm a one-shot timer for the next one."""
+        if self._release_timer is not None:
+            self.destroy_timer(self._release_timer)
+            self._release_timer = None
+        now_s = self._now()
+        while self._pending and self._pending[0].release_s <= now_s:
+            self._release(self._pending.popleft(), now_s)
+        if self._pending:
+            wait_s = max(self._pending[0].release_s - now_s, 1e-4)
+            self._release_timer = self.create_timer(wait_s, self._release_due)
+
+    def _drop_pending(self, now_s: float) -> None:
+        """A stop cancels answers still held: each is published (pacing.cancelled) but never executed or said."""
+        while self._pending:
+            item = self._pending.popleft()
+            result = item.result.with_pacing({**(item.result.pacing or {}), "cancelled": True})
+            self._plan_pub.publish(conversions.plan_result_to_msg(result, plan_id=item.plan_id, stamp_s=item.query_s))
+            self.get_logger().info(f"'{_short(result.utterance)}' cancelled by a stop before its emulated release")
+        if self._release_timer is not None:
+            self.destroy_timer(self._release_timer)
+            self._release_timer = None
+
+    def _release(self, item: _Pending, now_s: float) -> None:
+        """Publish one answer on reasoner/plan (stamped with its query time) and act on it at ``now_s``."""
+        result = item.result
+        self._plan_pub.publish(conversions.plan_result_to_msg(result, plan_id=item.plan_id, stamp_s=item.query_s))
+        behind = (result.pacing or {}).get("behind_ms", 0.0)
         self.get_logger().info(
             f"'{_short(result.utterance)}' -> {result.status.value}: {result.plan or '-'}"
-            f"{' | ' + ' '.join(result.reasons) if result.reasons else ''} ({self._last_latency_ms:.0f} ms)"
+            f"{' | ' + ' '.join(result.reasons) if result.reasons else ''} "
+            f"({result.timings_ms.get('host_total_ms', math.nan):.0f} ms host, "
+            f"{result.timings_ms.get('emulated_ms', math.nan):.1f} ms emulated"
+            f"{f', {behind:.0f} ms behind' if behind > 0.0 else ''})"
         )
-        if result.status is PlanStatus.OK and not stop:
-            preempted_id, self._running_plan_id = self._running_plan_id, self._plans
-            commands = self._executor.start(result.steps, scene, now_s)
+        if result.status is PlanStatus.OK and not item.stop:
+            preempted_id, self._running_plan_id = self._running_plan_id, item.plan_id
+            commands = self._executor.start(result.steps, item.scene, now_s)
             self._dispatch(commands, now_s, preempted_plan_id=preempted_id)
         elif result.status is not PlanStatus.OK:  # clarify: the question; rejected: the reasons
             self._say(" ".join(result.reasons))
@@ -500,6 +625,12 @@ class ReasonerNode(Node):
                     "model_loaded": True,
                     "model_dir": self._model.model_dir,
                     "last_planning_latency_ms": self._last_latency_ms,
+                    "emulated_target_model": self._emulator.target.name,
+                    "emulated_hardware": self._emulator.hardware.name,
+                    "last_emulated_planning_latency_ms": self._last_emulated_ms,
+                    "pacing": self._pacing,
+                    "last_pacing_behind_ms": self._last_behind_ms,
+                    "plans_held": len(self._pending),
                     "scene_age_s": scene_age_s,
                     "pose_known": pose_known,
                     "executor_state": self._executor.state.value,
