@@ -2,8 +2,9 @@
 
 The session is created once (weights stay resident). Two engines sit behind ``generate``:
 
-- ``engine="fast"`` (default, engine/fast_engine.py): IO-bound preallocated KV cache, prefix reuse, decoding
-  constrained to the action language with forced runs fed as one chunk, best-of-N as one batch with a deadline;
+- ``engine="fast"`` (default, engine/fast_engine.py): preallocated KV cache and IO buffers, prefix reuse,
+  decoding constrained to the action language with forced runs fed as one chunk, drafts from past plan shapes,
+  best-of-N as one batch with a deadline;
 - ``engine="v0"``: the reference loop, one ``session.run`` per token with the cache fed back as numpy arrays,
   unconstrained argmax. Kept for comparison and as the oracle of the engine tests.
 """
