@@ -99,6 +99,19 @@ PARAMETERS = {
         "", "Folder with planner.onnx, genai_config.json and tokenizer.json. Empty: the model shipped in the package."
     ),
     "engine_threads": Param(1, "onnxruntime intra-op threads for the planner model.", 1, 64),
+    "engine": Param("fast", "Decoding engine: fast (constrained, cached, best-of-N) or v0 (reference loop)."),
+    "engine_candidates": Param(1, "Plans decoded as one batch, best kept by model score; 1 = greedy.", 1, 64),
+    "engine_temperature": Param(0.8, "Sampling temperature of candidates 2..N.", 0.01, 10.0),
+    "engine_top_k": Param(8, "Candidates 2..N sample among the k most likely allowed tokens (0: all).", 0, 1000),
+    "engine_seed": Param(0, "Sampler seed: the same query, settings and seed give the same plan.", 0, 2**31 - 1),
+    "engine_deadline_ms": Param(
+        0.0, "Best-of-N: keep the best candidate finished by this time after the query (0: no deadline), ms.", 0.0,
+        10000.0,
+    ),
+    "engine_constrained": Param(True, "Decode inside the action-language grammar and the scene's references."),
+    "engine_forced_runs": Param(True, "Feed tokens the grammar forces as one chunk."),
+    "engine_prefix_cache": Param(4, "Prompts whose KV state is kept for reuse (0: none).", 0, 64),
+    "engine_draft_tokens": Param(8, "Greedy: tokens drafted from past plan shapes per step (0: none).", 0, 64),
     "semantic_map_file": Param(
         "",
         "YAML with the named places ({places: [{name, x, y, yaw}]}, map frame). Empty: the package's "
@@ -152,6 +165,7 @@ PARAMETERS = {
     ),
 }
 LIMITS_PREFIX = "limits."
+ENGINE_PREFIX = "engine_"
 EXECUTOR_PREFIX = "executor."
 EMULATOR_SETTINGS_FILE = "emulator.yaml"
 
@@ -433,9 +447,22 @@ class ReasonerNode(Node):
         self._places = load_semantic_map(map_file)
         self._gate = MotionGate(gripper_replies=self._param("manipulator_replies_to_gripper"))
 
-        from wafer_reasoner.engine.planner_model import PlannerModel  # onnxruntime only where a node runs
+        # onnxruntime only where a node runs
+        from wafer_reasoner.engine.fast_engine import EngineConfig
+        from wafer_reasoner.engine.planner_model import ENGINES, PlannerModel
 
-        self._model = PlannerModel(self._param("model_dir") or None, threads=self._param("engine_threads"))
+        engine_values = {name: self._param(name) for name in PARAMETERS if name.startswith(ENGINE_PREFIX)}
+        try:
+            engine_config = EngineConfig.from_params(engine_values)
+        except ValueError as error:
+            raise ConfigurationError(f"bad 'engine_*' parameters: {error}") from None
+        if self._param("engine") not in ENGINES:
+            raise ConfigurationError(f"'engine' must be one of {ENGINES}, got {self._param('engine')!r}")
+        self._model = PlannerModel(
+            self._param("model_dir") or None, threads=self._param("engine_threads"), engine=self._param("engine"),
+            engine_config=engine_config,
+        )
+        self._model.prepare(Scene(places=self._places))  # the map part of the prompt, computed once
         try:
             self._pacing = check_mode(self._param("emulator.pacing"))
         except ValueError as error:
