@@ -257,6 +257,15 @@ class NodeProcess:
         self._log.close()
 
 
+def exit_of_failed_start(domain_id: int, tmp_path: Path, *params: str) -> tuple:
+    """(exit code, output) of a node started with params that should make it refuse to start; always closed."""
+    process = NodeProcess(domain_id, tmp_path / "reasoner_node.log", *params)
+    try:
+        return process.wait(timeout_s=WAIT_S), process.output()
+    finally:
+        process.close()
+
+
 class Probe:
     """The test's side of every topic: publishes inputs, records outputs, spins until something is true."""
 
@@ -441,12 +450,7 @@ def test_a_missing_or_corrupt_model_stops_the_node_with_the_path(domain_id, tmp_
     if kind == "corrupt":
         folder.mkdir()
         (folder / MODEL_FILE).write_bytes(b"not an onnx file")
-    process = NodeProcess(domain_id, tmp_path / "reasoner_node.log", f"model_dir:={folder}")
-    try:
-        code = process.wait(timeout_s=WAIT_S)
-        output = process.output()
-    finally:
-        process.close()
+    code, output = exit_of_failed_start(domain_id, tmp_path, f"model_dir:={folder}")
     assert code != 0
     assert str(folder) in output
     assert "make train" in output or "model_dir" in output  # the fix
@@ -454,14 +458,7 @@ def test_a_missing_or_corrupt_model_stops_the_node_with_the_path(domain_id, tmp_
 
 
 def test_bad_limits_stop_the_node_with_the_reason(domain_id, tmp_path):
-    process = NodeProcess(
-        domain_id, tmp_path / "reasoner_node.log", f"model_dir:={tmp_path}", "limits.standoff_m:=2.0"
-    )
-    try:
-        code = process.wait(timeout_s=WAIT_S)
-        output = process.output()
-    finally:
-        process.close()
+    code, output = exit_of_failed_start(domain_id, tmp_path, f"model_dir:={tmp_path}", "limits.standoff_m:=2.0")
     assert code != 0 and "standoff_m" in output and "Traceback" not in output
 
 
@@ -581,14 +578,7 @@ def test_d_bring_me_the_red_cup_sends_a_goal_near_the_red_cup(reasoner):
 
 
 def test_e_bad_pacing_stops_the_node_with_the_allowed_values(domain_id, tmp_path):
-    process = NodeProcess(
-        domain_id, tmp_path / "reasoner_node.log", f"model_dir:={_test_model_dir()}", "emulator.pacing:=fast"
-    )
-    try:
-        code = process.wait(timeout_s=WAIT_S)
-        output = process.output()
-    finally:
-        process.close()
+    code, output = exit_of_failed_start(domain_id, tmp_path, f"model_dir:={_test_model_dir()}", "emulator.pacing:=fast")
     assert code != 0 and "emulator.pacing" in output and "emulated" in output and "Traceback" not in output
 
 
