@@ -133,3 +133,22 @@ def test_spelling_variants_meet_in_one_word():
     prompt = build_prompt(scene, "go to the gray sofa")
     assert "@1 * gray sofa <o0>" in " ".join(prompt.tokens)
     assert utterance_words("the Grey sofa") == ["the", "gray", "sofa"]
+
+
+# sha256 of the first 60 held-out and 60 training examples (seed 7) with their v0 prompts and plan tokens, as
+# generated before issue 3's v1 format existed: the shipped v0 model's corpus and eval set must stay the same.
+V0_CORPUS_FINGERPRINT = "dfe1f791d9f17a3a58e15ca2693c6599938f0cd994aee00088373727b48f352a"
+
+
+def test_v0_corpus_and_prompts_are_unchanged_from_the_same_seed():
+    import hashlib
+
+    from wafer_reasoner.training.evaluate import heldout_examples
+
+    digest = hashlib.sha256()
+    rng = random.Random(7)
+    for example in heldout_examples(60) + [sample_example(rng, 0) for _ in range(60)]:
+        prompt = build_prompt(example["scene"], example["say"])
+        digest.update(repr((example["say"], example["plan"], prompt.tokens, prompt.slot_ids,
+                            plan_to_tokens(example["plan"], prompt))).encode())
+    assert digest.hexdigest() == V0_CORPUS_FINGERPRINT

@@ -129,6 +129,18 @@ INTENT_WEIGHTS = {
 OBJECT_INTENTS = ("bring", "pick", "put", "go_object")
 
 
+@dataclass(frozen=True)
+class Lexicon:
+    """The labels and colours a scene is drawn from (v0: the module's lists; speech_corpus passes its own)."""
+
+    small: tuple = SMALL_LABELS  # things the robot picks up
+    furniture: tuple = FURNITURE_LABELS  # destinations ("put X on the table"), never picked
+    colors: tuple = COLORS
+
+
+V0_LEXICON = Lexicon()
+
+
 class NeedsClarify(Exception):
     def __init__(self, step: Clarify):
         super().__init__(step)
@@ -182,15 +194,16 @@ def resolve(scene: Scene, expr: Expression) -> SceneObject:
 class SceneBuilder:
     """Places objects with controlled geometry so every relation the utterance uses is clear-cut."""
 
-    def __init__(self, rng: random.Random):
+    def __init__(self, rng: random.Random, lexicon: Lexicon = V0_LEXICON):
         self.rng = rng
+        self.lexicon = lexicon
         self.objects: list = []
         self.counter = 0
         self.robot = RobotPose(rng.uniform(-4, 4), rng.uniform(-4, 4), rng.uniform(-math.pi, math.pi))
         self.surface = None  # a piece of furniture things stand on, as in a real room ("cups on the table")
 
     def add_surface(self, label: str) -> None:
-        self.surface = self.add(label, self.rng.choice(("",) + COLORS))
+        self.surface = self.add(label, self.rng.choice(("",) + self.lexicon.colors))
 
     def add_on_surface(self, label: str, color: str):
         """On the surface when there is one (objects crowd together there), else anywhere."""
@@ -222,7 +235,7 @@ class SceneBuilder:
         if point is None:
             return None
         self.counter += 1
-        furniture = label in FURNITURE_LABELS
+        furniture = label in self.lexicon.furniture
         obj = SceneObject(
             id=f"{label_key(label)}_{self.counter}", label=label_key(label), color=color, x=round(point[0], 2),
             y=round(point[1], 2), z=0.75 if not furniture else 0.0, score=round(self.rng.uniform(0.6, 0.99), 2),
@@ -236,52 +249,58 @@ def sample_places(rng: random.Random) -> tuple:
     return tuple(NamedPlace(label_key(n), round(rng.uniform(-7, 7), 1), round(rng.uniform(-7, 7), 1)) for n in names)
 
 
-def _other_colors(rng, exclude, k):
-    return rng.sample([c for c in COLORS if c not in exclude], k)
+def _other_colors(rng, exclude, k, colors=COLORS):
+    return rng.sample([c for c in colors if c not in exclude], k)
 
 
-def plan_expression(rng: random.Random, builder: SceneBuilder, label: str, *, furniture=False) -> Expression:
-    """Pick a referring-expression kind for `label` and populate the scene to match it."""
+EXPRESSION_KINDS = ("unique", "color", "superlative", "near", "ambiguous", "missing")
+
+
+def plan_expression(rng: random.Random, builder: SceneBuilder, label: str, *, furniture=False, kind=None,
+                    kind_weights=(3, 3, 2, 2, 1, 1)) -> Expression:
+    """Pick a referring-expression kind for `label` (unless given) and populate the scene to match it."""
     key = label_key(label)
-    kind = rng.choices(["unique", "color", "superlative", "near", "ambiguous", "missing"], [3, 3, 2, 2, 1, 1])[0]
+    colors = builder.lexicon.colors
+    kind = kind or rng.choices(EXPRESSION_KINDS, kind_weights)[0]
     if furniture and kind == "near":
         kind = "unique"
     if kind == "missing":
         return Expression(key)
     place = builder.add if furniture else builder.add_on_surface
     if kind == "unique":
-        place(label, rng.choice(("",) + COLORS))
+        place(label, rng.choice(("",) + colors))
         return Expression(key)
     if kind == "ambiguous":
-        for color in _other_colors(rng, (), rng.randint(2, 3)):
+        for color in _other_colors(rng, (), rng.randint(2, 3), colors):
             place(label, color if rng.random() < 0.7 else "")
         return Expression(key)
     if kind == "color":
-        colors = _other_colors(rng, (), rng.randint(2, 4))
-        for color in colors:
+        present = _other_colors(rng, (), rng.randint(2, 4), colors)
+        for color in present:
             place(label, color)
-        chosen = rng.choice(colors) if rng.random() < 0.9 else _other_colors(rng, colors, 1)[0]
+        chosen = rng.choice(present) if rng.random() < 0.9 else _other_colors(rng, present, 1, colors)[0]
         return Expression(key, color=chosen)
     if kind == "superlative":
-        for color in _other_colors(rng, (), rng.randint(2, 3)):
+        for color in _other_colors(rng, (), rng.randint(2, 3), colors):
             builder.add(label, color if rng.random() < 0.5 else "")
         return Expression(key, superlative=rng.choice(["nearest", "closest", "farthest"]))
     # near: one copy next to an anchor of another label, the other copies away from everything
-    anchor_label = rng.choice([f for f in FURNITURE_LABELS + SMALL_LABELS if f != label])
-    anchor = builder.add(anchor_label, rng.choice(COLORS) if rng.random() < 0.5 else "")
+    anchor_label = rng.choice([f for f in builder.lexicon.furniture + builder.lexicon.small if f != label])
+    anchor = builder.add(anchor_label, rng.choice(colors) if rng.random() < 0.5 else "")
     if anchor is not None:
-        builder.add(label, rng.choice(COLORS) if rng.random() < 0.5 else "", near=anchor)
+        builder.add(label, rng.choice(colors) if rng.random() < 0.5 else "", near=anchor)
     for _ in range(rng.randint(1, 2)):
-        builder.add(label, rng.choice(COLORS) if rng.random() < 0.5 else "")
+        builder.add(label, rng.choice(colors) if rng.random() < 0.5 else "")
     word = rng.choice(["near", "next to", "by"])
     return Expression(key, near_label=label_key(anchor_label), near_word=word)
 
 
 def add_clutter(rng: random.Random, builder: SceneBuilder, avoid: set, count: int) -> None:
-    pool = [lbl for lbl in SMALL_LABELS + FURNITURE_LABELS if label_key(lbl) not in avoid]
-    for label in rng.sample(pool, count):
-        place = builder.add if label in FURNITURE_LABELS else builder.add_on_surface
-        place(label, rng.choice(("",) + COLORS))
+    lexicon = builder.lexicon
+    pool = [lbl for lbl in lexicon.small + lexicon.furniture if label_key(lbl) not in avoid]
+    for label in rng.sample(pool, min(count, len(pool))):
+        place = builder.add if label in lexicon.furniture else builder.add_on_surface
+        place(label, rng.choice(("",) + lexicon.colors))
 
 
 # ---- reference planner: clauses -> steps -------------------------------------------------------------------
