@@ -61,7 +61,7 @@ class EngineConfig:
 class Sampler:
     """Chooses one token among the allowed ones; owns its seeded generator (llama2.c's Sampler, with a grammar)."""
 
-    def __init__(self, temperature: float, top_k: int, seed: int):
+    def __init__(self, temperature: float, top_k: int, seed):  # seed: an int or a tuple of ints
         self.temperature = temperature
         self.top_k = top_k
         self.rng = np.random.Generator(np.random.PCG64(seed))
@@ -238,11 +238,14 @@ class FastEngine:
         if len(rows) == 1:
             return self._greedy_loop(rows[0], logits[0, 0])
         config = self.config
-        sampler = Sampler(config.temperature, config.top_k, config.seed)
+        # one generator per row, seeded (seed, row): row k samples the same tokens whatever N is, so a caller may
+        # keep only the first n rows (the emulator's deadline, issue 5) and get what a batch of n would have made
+        samplers = [Sampler(config.temperature, config.top_k, (config.seed, index)) for index in range(len(rows))]
         deadline = started + config.deadline_ms / 1e3 if config.deadline_ms > 0 else math.inf
         steps = 0
         while True:
-            chunks = [self._advance(row, index, logits[index, last[index]], sampler) for index, row in enumerate(rows)]
+            chunks = [self._advance(row, index, logits[index, last[index]], samplers[index])
+                      for index, row in enumerate(rows)]
             if all(row.done for row in rows):
                 return steps
             if any(row.done for row in rows) and time.perf_counter() >= deadline:

@@ -50,6 +50,11 @@ class Generation:
     decode_steps: int = 0  # model runs after the prompt
     reused_tokens: int = 0  # prompt tokens whose KV state came from the prefix cache
     score: float = 0.0  # log-probability of the returned plan under the constrained model (best-of-N only)
+    # best-of-N: every candidate in row order (row 0 is the greedy one), for callers that choose among the first n
+    candidate_texts: tuple = ()  # tuple[str, ...] plan texts
+    candidate_tokens: tuple = ()  # tuple[int, ...] generated tokens of each
+    candidate_scores: tuple = ()  # tuple[float, ...] model scores (sum of log p)
+    candidate_finished: tuple = ()  # tuple[bool, ...] whether each reached <eos>
 
 
 def verified_plans(scene, limits, *, now_s: float):
@@ -171,6 +176,7 @@ class PlannerModel:
         check = None if accept is None else (lambda out: accept(tokens_to_plan([names[t] for t in out], prompt)))
         decoded = self.engine.decode(ids, grammar, accept=check, started=started)
         model_s = decoded.prefill_s + decoded.decode_s
+        rows = decoded.all_tokens if decoded.candidates > 1 else ()
         return Generation(
             text=tokens_to_plan([names[t] for t in decoded.tokens], prompt),
             tokens=len(decoded.tokens),
@@ -185,6 +191,10 @@ class PlannerModel:
             decode_steps=decoded.steps,
             reused_tokens=decoded.reused_tokens,
             score=decoded.score,
+            candidate_texts=tuple(tokens_to_plan([names[t] for t in row], prompt) for row in rows),
+            candidate_tokens=tuple(len(row) for row in rows),
+            candidate_scores=tuple(decoded.scores) if rows else (),
+            candidate_finished=tuple(bool(row) and row[-1] == self.tokenizer.eos_id for row in rows),
         )
 
     def _generate_v0(self, scene, utterance: str) -> Generation:
