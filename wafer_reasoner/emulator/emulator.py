@@ -48,6 +48,7 @@ class EmulatedTiming:
     devices: int  # wafer systems or GPUs in use
     speculative: bool
     tokens_per_step: float = 1.0  # expected tokens per decode step (> 1 only with speculative decoding)
+    candidates: int = 1  # best-of-N plans decoded as one batch (generated_tokens is the longest one's)
 
     @property
     def emulated_ms(self) -> float:
@@ -63,7 +64,7 @@ class EmulatedTiming:
             "prompt_tokens": self.prompt_tokens, "generated_tokens": self.generated_tokens,
             "prefill_ms": self.prefill_s * 1e3, "decode_ms": self.decode_s * 1e3, "emulated_ms": self.emulated_ms,
             "per_token_ms": self.per_token_s * 1e3, "tokens_per_s": self.tokens_per_s, "bound": self.bound,
-            "speculative": self.speculative, "tokens_per_step": self.tokens_per_step,
+            "speculative": self.speculative, "tokens_per_step": self.tokens_per_step, "candidates": self.candidates,
         }
 
 
@@ -86,18 +87,19 @@ class Emulator:
             draft_options = PlacementOptions(grid=grid, context_tokens=options.context_tokens)
             self.draft_placement = place(speculative.draft, hardware, draft_options)
 
-    def forward(self, tokens: int, past_tokens: float = 0.0):
-        """The target's ForwardCost for ``tokens`` new tokens after ``past_tokens`` cached ones."""
-        return forward(self.target, self.hardware, self.placement, tokens, past_tokens)
+    def forward(self, tokens: int, past_tokens: float = 0.0, batch: int = 1):
+        """The target's ForwardCost for ``tokens`` new tokens after ``past_tokens`` cached ones (x ``batch``)."""
+        return forward(self.target, self.hardware, self.placement, tokens, past_tokens, batch)
 
-    def decode_step(self, past_tokens: float) -> tuple:
-        """(seconds per generated token, bound, expected tokens per step) at a context of ``past_tokens``."""
+    def decode_step(self, past_tokens: float, batch: int = 1) -> tuple:
+        """(seconds per generated token of each sequence, bound, expected tokens per step) at a context of
+        ``past_tokens``, ``batch`` sequences decoded together."""
         if self.speculative is None:
-            cost = self.forward(1, past_tokens)
+            cost = self.forward(1, past_tokens, batch)
             return cost.seconds, cost.bound, 1.0
         settings = self.speculative
-        draft_one = forward(settings.draft, self.hardware, self.draft_placement, 1, past_tokens)
-        verify = self.forward(settings.draft_tokens + 1, past_tokens)
+        draft_one = forward(settings.draft, self.hardware, self.draft_placement, 1, past_tokens, batch)
+        verify = self.forward(settings.draft_tokens + 1, past_tokens, batch)
         step = speculative_step(draft_one, verify, settings.draft_tokens, settings.acceptance_rate)
         return step.per_token_s, step.bound, step.tokens
 
@@ -109,17 +111,21 @@ class Emulator:
             seconds += forward(self.speculative.draft, self.hardware, self.draft_placement, prompt_tokens, 0.0).seconds
         return seconds
 
-    def plan_time(self, prompt_tokens: int, generated_tokens: int) -> EmulatedTiming:
+    def plan_time(self, prompt_tokens: int, generated_tokens: int, candidates: int = 1) -> EmulatedTiming:
         """Prefill of the prompt (yields the first token), then generated_tokens - 1 decode steps.
 
         Step i (1-based) attends over prompt + i keys; steps are charged at the mean context prompt + (steps - 1) / 2,
-        exact while the step time is linear in the context (it is, as long as one bound holds)."""
+        exact while the step time is linear in the context (it is, as long as one bound holds). Best-of-N:
+        ``candidates`` sequences share the one prefill and decode together until the longest
+        (``generated_tokens``) is done."""
         for name, value in (("prompt_tokens", prompt_tokens), ("generated_tokens", generated_tokens)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+        if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
+            raise ValueError(f"candidates must be a whole number >= 1, got {candidates!r}")
         prefill_s = self.prefill(prompt_tokens)
         steps = max(generated_tokens - 1, 0)
-        per_token_s, bound, tokens_per_step = self.decode_step(prompt_tokens + max(steps - 1, 0) / 2.0)
+        per_token_s, bound, tokens_per_step = self.decode_step(prompt_tokens + max(steps - 1, 0) / 2.0, candidates)
         decode_s = steps * per_token_s
         if steps == 0:
             bound = self.forward(max(prompt_tokens, 1), 0.0).bound
@@ -127,7 +133,7 @@ class Emulator:
             prefill_s=prefill_s, decode_s=decode_s, total_s=prefill_s + decode_s, per_token_s=per_token_s,
             bound=bound, prompt_tokens=prompt_tokens, generated_tokens=generated_tokens, target=self.target.name,
             hardware=self.hardware.name, devices=self.placement.devices, speculative=self.speculative is not None,
-            tokens_per_step=tokens_per_step,
+            tokens_per_step=tokens_per_step, candidates=candidates,
         )
 
 

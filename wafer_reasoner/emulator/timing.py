@@ -1,7 +1,9 @@
 """Timing model: the seconds one forward pass takes, as small pure functions returning a ForwardCost record.
 
-A forward pass handles ``tokens`` new tokens after ``past_tokens`` cached ones: a decode step is tokens=1, a
-prefill is tokens=prompt, a speculative verification is tokens=k+1. docs/emulator.md gives the formulas.
+A forward pass handles ``tokens`` new tokens after ``past_tokens`` cached ones, in each of ``batch`` sequences
+(best-of-N candidates decoded together): a decode step is tokens=1, a prefill is tokens=prompt, a speculative
+verification is tokens=k+1. A batch streams the weights once but does the arithmetic, reads the KV cache and
+moves the activations of every sequence. docs/emulator.md gives the formulas.
 
 Wafer (WaferLLM's PLMR device model: many cores, non-uniform latency, small per-core memory, limited routing):
     seconds = max(compute, SRAM) + fabric latency + fabric bandwidth + system links
@@ -57,6 +59,7 @@ class ForwardCost:
     hops: float = 0.0  # wafer: hops summed over collectives (seconds per unit of fabric_hop_latency_s)
     routing_stages: float = 0.0  # wafer: routing stages summed over collectives
     allreduce_steps: float = 0.0  # devices: latency steps summed over all-reduces
+    batch: int = 1  # sequences in the pass (best-of-N candidates), each with ``tokens`` new tokens
 
 
 def _bound(terms: dict) -> str:
@@ -73,26 +76,27 @@ def gpu_kernels(target: TargetModel) -> int:
     return target.layers * per_layer + KERNELS_PER_TOKEN
 
 
-def work(target: TargetModel, tokens: int, past_tokens: float) -> tuple:
-    """(FLOPs, weight bytes streamed, KV bytes read) of one forward pass."""
-    flops = target.matmul_flops(tokens) + target.attention_flops(tokens, past_tokens)
-    weight_bytes = target.read_params(tokens) * target.bytes_per_param
-    kv_bytes = target.kv_bytes_per_token * (past_tokens + tokens)
+def work(target: TargetModel, tokens: int, past_tokens: float, batch: int = 1) -> tuple:
+    """(FLOPs, weight bytes streamed, KV bytes read) of one forward pass over ``batch`` sequences."""
+    flops = target.matmul_flops(tokens * batch) + batch * target.attention_flops(tokens, past_tokens)
+    weight_bytes = target.read_params(tokens * batch) * target.bytes_per_param  # once for the whole batch
+    kv_bytes = batch * target.kv_bytes_per_token * (past_tokens + tokens)
     return flops, weight_bytes, kv_bytes
 
 
-def wafer_forward(target: TargetModel, wafer: WaferProfile, placement, tokens: int, past_tokens: float):
+def wafer_forward(target: TargetModel, wafer: WaferProfile, placement, tokens: int, past_tokens: float,
+                  batch: int = 1):
     """Layers run one after another, each spread over its system's grid of ``grid_rows x grid_cols`` cores."""
     rows, cols = placement.grid_rows, placement.grid_cols
     cores = rows * cols
-    flops, weight_bytes, kv_bytes = work(target, tokens, past_tokens)
+    flops, weight_bytes, kv_bytes = work(target, tokens, past_tokens, batch)
     compute_s = flops / (cores * wafer.flops_per_s_per_core)
     memory_s = (weight_bytes + kv_bytes) / (cores * wafer.sram_bytes_per_s_per_core)
     collectives = fabric_collectives(target)
     hops = collectives * ((rows - 1) + (cols - 1))  # reduce along a row, broadcast along a column
     stages = collectives * ROUTING_STAGES_PER_COLLECTIVE
     latency_s = hops * wafer.fabric_hop_latency_s + stages * wafer.routing_stage_latency_s
-    message = tokens * target.hidden_size * target.activation_bytes  # one activation vector per token
+    message = tokens * batch * target.hidden_size * target.activation_bytes  # one activation vector per token
     bandwidth_s = collectives * message / (min(rows, cols) * wafer.fabric_link_bytes_per_s)
     # S - 1 hand-offs along the pipeline of systems, plus the sampled token back to the first one
     crossings = placement.systems if placement.systems > 1 else 0
@@ -103,7 +107,7 @@ def wafer_forward(target: TargetModel, wafer: WaferProfile, placement, tokens: i
     return ForwardCost(tokens=tokens, past_tokens=past_tokens, flops=flops, weight_bytes=weight_bytes,
                        kv_bytes=kv_bytes, compute_s=compute_s, memory_s=memory_s,
                        fabric_s=latency_s + bandwidth_s, overhead_s=0.0, allreduce_s=0.0, link_s=link_s,
-                       seconds=seconds, bound=bound, hops=hops, routing_stages=stages)
+                       seconds=seconds, bound=bound, hops=hops, routing_stages=stages, batch=batch)
 
 
 def allreduce_seconds(device: DeviceProfile, tensor_parallel: int, message_bytes: float, count: int) -> tuple:
@@ -118,14 +122,15 @@ def allreduce_seconds(device: DeviceProfile, tensor_parallel: int, message_bytes
     return steps * device.allreduce_step_latency_s + transfer, steps
 
 
-def device_forward(target: TargetModel, device: DeviceProfile, placement, tokens: int, past_tokens: float):
+def device_forward(target: TargetModel, device: DeviceProfile, placement, tokens: int, past_tokens: float,
+                   batch: int = 1):
     """Tensor parallel within a node, pipeline stages across nodes (run one after another for one request)."""
     tp, stages = placement.tensor_parallel, placement.pipeline_stages
-    flops, weight_bytes, kv_bytes = work(target, tokens, past_tokens)
+    flops, weight_bytes, kv_bytes = work(target, tokens, past_tokens, batch)
     compute_s = flops / (tp * device.peak_flops_per_s * device.compute_efficiency)
     memory_s = (weight_bytes + kv_bytes) / (tp * device.memory_bytes_per_s * device.memory_efficiency)
     overhead_s = gpu_kernels(target) * device.kernel_overhead_s
-    message = tokens * target.hidden_size * target.activation_bytes
+    message = tokens * batch * target.hidden_size * target.activation_bytes
     allreduce_s, steps = allreduce_seconds(device, tp, message, ALLREDUCES_PER_LAYER * target.layers)
     crossings = stages if stages > 1 else 0
     link_s = crossings * (device.node_link_latency_s + message / device.node_link_bytes_per_s)
@@ -135,15 +140,15 @@ def device_forward(target: TargetModel, device: DeviceProfile, placement, tokens
     return ForwardCost(tokens=tokens, past_tokens=past_tokens, flops=flops, weight_bytes=weight_bytes,
                        kv_bytes=kv_bytes, compute_s=compute_s, memory_s=memory_s, fabric_s=0.0,
                        overhead_s=overhead_s, allreduce_s=allreduce_s, link_s=link_s, seconds=seconds,
-                       bound=bound, allreduce_steps=steps)
+                       bound=bound, allreduce_steps=steps, batch=batch)
 
 
-def forward(target: TargetModel, hardware, placement, tokens: int, past_tokens: float) -> ForwardCost:
-    if tokens < 1:
-        raise ValueError(f"a forward pass needs at least one token, got {tokens}")
+def forward(target: TargetModel, hardware, placement, tokens: int, past_tokens: float, batch: int = 1) -> ForwardCost:
+    if tokens < 1 or batch < 1:
+        raise ValueError(f"a forward pass needs at least one token and one sequence, got {tokens} x {batch}")
     if isinstance(hardware, WaferProfile):
-        return wafer_forward(target, hardware, placement, tokens, past_tokens)
-    return device_forward(target, hardware, placement, tokens, past_tokens)
+        return wafer_forward(target, hardware, placement, tokens, past_tokens, batch)
+    return device_forward(target, hardware, placement, tokens, past_tokens, batch)
 
 
 def expected_tokens_per_step(acceptance_rate: float, draft_tokens: int) -> float:
