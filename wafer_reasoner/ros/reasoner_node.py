@@ -36,7 +36,7 @@ import math
 import os
 import sys
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 import rclpy
@@ -52,8 +52,9 @@ from std_msgs.msg import Float64MultiArray, String
 
 from wafer_reasoner.emulator import Emulator, EmulatorDataError, known_targets, load_hardware, select
 from wafer_reasoner.emulator.datafiles import config_file, read_yaml
+from wafer_reasoner.emulator.deadline import EmulatedBestOfN
 from wafer_reasoner.emulator.pacing import EMULATED, OFF, check_mode, pace
-from wafer_reasoner.engine.planner_model import ModelLoadError
+from wafer_reasoner.engine.planner_model import ModelLoadError, verified_plans
 from wafer_reasoner.planner.executor import (
     ArmTarget,
     CancelGoals,
@@ -105,8 +106,9 @@ PARAMETERS = {
     "engine_top_k": Param(8, "Candidates 2..N sample among the k most likely allowed tokens (0: all).", 0, 1000),
     "engine_seed": Param(0, "Sampler seed: the same query, settings and seed give the same plan.", 0, 2**31 - 1),
     "engine_deadline_ms": Param(
-        0.0, "Best-of-N: keep the best candidate finished by this time after the query (0: no deadline), ms.", 0.0,
-        10000.0,
+        0.0, "Best-of-N deadline in emulated time, ms (0: none): the host decodes all engine_candidates, then only "
+        "the first n whose batch the emulator.* pair finishes by the deadline compete (at least the greedy one).",
+        0.0, 10000.0,
     ),
     "engine_constrained": Param(True, "Decode inside the action-language grammar and the scene's references."),
     "engine_forced_runs": Param(True, "Feed tokens the grammar forces as one chunk."),
@@ -238,9 +240,11 @@ def emulator_for(target_model: str, hardware: str, planner_dir) -> Emulator:
         ) from None
 
 
-def emulated_details(timing) -> dict:
-    """What the plan JSON's ``emulated`` object says about the charged pair (the time is timings_ms.emulated_ms)."""
-    return {
+def emulated_details(timing, choice=None) -> dict:
+    """What the plan JSON's ``emulated`` object says about the charged pair (the time is timings_ms.emulated_ms)
+    and, when the model was asked, about best-of-N under the emulated deadline (``choice``: a DeadlineChoice)."""
+    best_of_n = choice.to_dict() if choice is not None else {}
+    return best_of_n | {
         "target": timing.target,
         "hardware": timing.hardware,
         "devices": timing.devices,
@@ -456,6 +460,9 @@ class ReasonerNode(Node):
             engine_config = EngineConfig.from_params(engine_values)
         except ValueError as error:
             raise ConfigurationError(f"bad 'engine_*' parameters: {error}") from None
+        # the deadline is kept in emulated time (EmulatedBestOfN), so the host decodes every candidate
+        self._deadline_ms = engine_config.deadline_ms
+        engine_config = replace(engine_config, deadline_ms=0.0)
         if self._param("engine") not in ENGINES:
             raise ConfigurationError(f"'engine' must be one of {ENGINES}, got {self._param('engine')!r}")
         self._model = PlannerModel(
@@ -513,12 +520,15 @@ class ReasonerNode(Node):
             self._drop_pending(now_s)
             self._dispatch(self._executor.stop(now_s), now_s)
         scene = (self._scene if self._scene is not None else Scene()).with_robot(self._pose)
+        model = EmulatedBestOfN(self._model, self._emulator, deadline_ms=self._deadline_ms,
+                                accept=verified_plans(scene, self._limits, now_s=now_s))
         if self._scene is None and not stop and not utterance_problem(text):
             result = no_scene_result(text)
         else:
-            result = answer(self._model, scene, text, self._limits, now_s=now_s)
-        timing = self._emulator.plan_time(result.prompt_tokens, result.tokens)
-        result = result.with_emulation(timing.emulated_ms, emulated_details(timing))
+            result = answer(model, scene, text, self._limits, now_s=now_s)
+        choice = model.last_choice  # None when the model was not asked (stop, bad or sceneless input)
+        timing = choice.timing if choice else self._emulator.plan_time(result.prompt_tokens, result.tokens)
+        result = result.with_emulation(timing.emulated_ms, emulated_details(timing, choice))
         self._plans += 1
         self._last_latency_ms = result.timings_ms.get("host_total_ms", math.nan)
         self._last_emulated_ms = timing.emulated_ms
