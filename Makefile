@@ -11,7 +11,7 @@ IN_VENV := source $(VENV)/wafer_env.sh && export ROS_AUTOMATIC_DISCOVERY_RANGE=L
 TEST_TIMEOUT_S ?= 900
 ARGS ?=
 
-.PHONY: help setup setup-train test demo lint train eval bench
+.PHONY: help setup setup-train test demo lint train eval bench study
 
 help:
 	@echo "make setup        create/update .venv (pinned ROS 2 Kilted wheels + this package)"
@@ -21,6 +21,7 @@ help:
 	@echo "make train        train the planner model (installs the [train] extra: torch, onnx)"
 	@echo "make eval         evaluate the planner model"
 	@echo "make bench        node latency benchmark"
+	@echo "make study        emulated-hardware study in simulated time (tables + PNG plots in runs/study)"
 
 setup:
 	@bash $(REPO)/scripts/setup_venv.sh
@@ -45,3 +46,7 @@ eval: setup
 
 bench: setup
 	$(IN_VENV) cd $(REPO) && $(PY) bench/bench_node_latency.py $(ARGS)
+
+study: setup
+	$(VENV)/bin/pip install -q -r $(REPO)/requirements-study.txt
+	$(IN_VENV) cd $(REPO) && $(PY) -m wafer_reasoner.studies.hardware_study $(ARGS)

@@ -1,0 +1,1 @@
+"""Studies that run on the stand-in world in simulated time (``make study``); nothing here runs in a node."""
