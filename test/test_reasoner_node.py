@@ -627,3 +627,31 @@ def test_e_every_plan_reports_host_and_emulated_time_and_pacing_holds_it(ros_con
     finally:
         probe.close()
         process.close()
+
+
+def test_e_best_of_n_keeps_only_the_candidates_that_fit_the_emulated_deadline(ros_context, domain_id, tmp_path):
+    """A 70B model on one A100 cannot finish even one plan in 1 ms: of the 4 candidates the host decoded, only
+    the greedy one competes, and the plan says it is over the deadline (issue 5 item 7)."""
+    process = NodeProcess(
+        domain_id,
+        tmp_path / "reasoner_node.log",
+        f"model_dir:={_test_model_dir()}",
+        "limits.max_scene_age_s:=10.0",
+        "engine_candidates:=4",
+        "engine_deadline_ms:=1.0",
+        "emulator.target_model:=Llama-3.1-70B",
+        "emulator.hardware:=A100",
+    )
+    probe = Probe(ros_context, process)
+    try:
+        probe.wait_ready()
+        probe.publish_odom_and_wait(*ROBOT_START)
+        probe.publish_scene_and_wait(red_cup_scene())
+        plan = probe.say("go to the kitchen")
+        emulated = plan["emulated"]
+        assert (emulated["decoded"], emulated["candidates"], emulated["chosen"]) == (4, 1, 0)
+        assert emulated["over_deadline"] is True and emulated["deadline_ms"] == 1.0
+        assert plan["timings_ms"]["emulated_ms"] > 1.0
+    finally:
+        probe.close()
+        process.close()
