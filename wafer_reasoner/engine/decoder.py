@@ -24,6 +24,15 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 MAX_PLANS = 4096  # prepared step shapes kept (a few KB each); warm() makes 2 x context of them per batch size
+ALIGN_BYTES = 64  # buffers start on a cache line, as ORT's own allocations do (numpy's large arrays are 16-aligned)
+
+
+def aligned_zeros(count: int, dtype) -> np.ndarray:
+    """A zeroed 1-D array of ``count`` items whose data starts on an ``ALIGN_BYTES`` boundary."""
+    itemsize = np.dtype(dtype).itemsize
+    raw = np.zeros(count + ALIGN_BYTES // itemsize, dtype)
+    skip = (-raw.ctypes.data % ALIGN_BYTES) // itemsize
+    return raw[skip:skip + count]
 
 
 @dataclass(frozen=True)
@@ -68,12 +77,14 @@ class BoundDecoder:
         lay, tmax = layout, layout.context_length
         self._kv_stride = max_batch * lay.num_heads * tmax * lay.head_size  # floats per KV tensor region
         kv_floats = 2 * lay.num_layers * self._kv_stride
-        self._kv = (np.zeros(kv_floats, np.float32), np.zeros(kv_floats, np.float32))  # ping-pong [2L, B*H*T*Dh]
-        self._ids = np.zeros(max_batch * tmax, np.int64)  # [B, S] views
-        self._ones = np.ones(max_batch * tmax, np.int64)  # attention_mask when no row has padding
-        self._mask = np.zeros(max_batch * tmax, np.int64)  # [B, T] staged when some row has padding
+        self._kv = (aligned_zeros(kv_floats, np.float32),
+                    aligned_zeros(kv_floats, np.float32))  # ping-pong [2L, B*H*T*Dh]
+        self._ids = aligned_zeros(max_batch * tmax, np.int64)  # [B, S] views
+        self._ones = aligned_zeros(max_batch * tmax, np.int64)
+        self._ones[:] = 1  # attention_mask when no row has padding
+        self._mask = aligned_zeros(max_batch * tmax, np.int64)  # [B, T] staged when some row has padding
         self._mask_rows = np.zeros((max_batch, tmax), np.int64)  # [B, Tmax] the mask as it grows
-        self._logits = np.zeros(max_batch * tmax * lay.vocab_size, np.float32)  # [B, S, V] views
+        self._logits = aligned_zeros(max_batch * tmax * lay.vocab_size, np.float32)  # [B, S, V] views
         self._values = {}  # (what, side, B, length) -> (numpy views, OrtValues), made once per shape
         self._runner = _Runner(session, vectors=vectors)
         self._plans = {}  # (side, B, past, S, padded) -> _StepPlan, at most MAX_PLANS (oldest made dropped first)
@@ -96,9 +107,12 @@ class BoundDecoder:
         self._mask_rows[0, :length] = 1
         self.length = length
 
-    def save(self) -> np.ndarray:
-        """A copy of row 0's cache: [2L, H, length, Dh]."""
-        return np.stack([view[0] for view in self._kv_views(self.side, self.batch, self.length)])
+    def save(self, length: int | None = None) -> np.ndarray:
+        """A copy of row 0's cache for its first ``length`` positions (default: all): [2L, H, length, Dh]."""
+        length = self.length if length is None else length
+        if not 0 <= length <= self.length:
+            raise ValueError(f"cannot save {length} of {self.length} positions")
+        return np.stack([view[0, :, :length] for view in self._kv_views(self.side, self.batch, self.length)])
 
     def broadcast(self, batch: int) -> None:
         """Grow a batch-1 state to ``batch`` identical rows (row 0 keeps its memory: same offset in [B, H, P, Dh])."""
