@@ -65,3 +65,40 @@ def test_a_plan_off_every_known_shape_stays_off():
     state = state_after(drafter, ("wait(", "1", ")", "; ", "navigate("))
     assert state.node is None
     assert drafter.draft(state, cursor_after(("wait(", "1", ")", "; ", "navigate(")), limit=8) == []
+
+
+def prompt(said: str) -> list:
+    """A prompt's token ids with this utterance (only the sections the drafter reads)."""
+    return ids(("<bos>", "<say>", *said.split(), "<scene>", "<plan>"))
+
+
+def test_a_number_is_copied_from_the_utterance_whatever_its_length():
+    drafter = PlanDrafter(TOKENIZER)
+    drafter.learn(ids(("rotate(", "9", "0", ")", EOS)), prompt("turn 9 0 degrees"))
+    state = drafter.start(prompt("turn 1 3 5 degrees"))
+    assert drafter.draft(state, GRAMMAR.cursor(64), limit=8) == ids(("rotate(", "1", "3", "5", ")", EOS))
+    drafter.learn(ids(("rotate(", "-", "4", "5", ")", EOS)), prompt("turn 4 5 degrees right"))
+    drafter.push(state, ids(("rotate(", "-")))  # the model chose a sign first: the number still follows
+    cursor = cursor_after(("rotate(", "-"))
+    assert drafter.draft(state, cursor, limit=8) == ids(("1", "3", "5", ")", EOS))
+
+
+def test_the_first_token_is_guessed_from_the_words_said():
+    drafter = PlanDrafter(TOKENIZER)
+    for _ in range(3):
+        drafter.learn(ids(GO), prompt("go to the cup"))
+    drafter.learn(ids(("wait(", "5", ")", EOS)), prompt("wait 5 seconds"))
+    assert drafter.start(prompt("please wait 2 seconds")).first == TOKENIZER.ids["wait("]
+    assert drafter.start(prompt("go to the book")).first == TOKENIZER.ids["navigate("]
+    state = drafter.start(prompt("please wait 2 seconds"))
+    assert drafter.draft(state, GRAMMAR.cursor(64), limit=8) == ids(("wait(", "2", ")", EOS))
+
+
+def test_a_said_word_is_left_to_the_model_and_a_copied_run_stops_where_the_grammar_does():
+    drafter = PlanDrafter(TOKENIZER)
+    plan = ("navigate(", "place:", "kitchen", ")", EOS)
+    drafter.learn(ids(plan), prompt("go to the kitchen now"))
+    state = drafter.start(prompt("go to the kitchen please"))
+    assert drafter.draft(state, GRAMMAR.cursor(64), limit=8) == ids(("navigate(", "place:"))  # which place: the model
+    drafter.push(state, ids(plan[:3]))
+    assert drafter.draft(state, cursor_after(plan[:3]), limit=8) == ids((")", EOS))  # "please" is no place word

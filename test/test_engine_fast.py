@@ -260,3 +260,38 @@ def test_the_io_binding_fallback_decodes_the_same_tokens(greedy):
     for seed in range(3):
         scene, say = query(970 + seed)
         assert model.generate(scene, say).text == greedy.generate(scene, say).text
+
+
+def test_a_known_plan_start_is_drafted_with_the_prompt_and_never_changes_the_plan(greedy):
+    drafting = make(prefix_cache=0, draft_tokens=8)
+    for seed in range(6):
+        scene, say = query(1000 + seed)
+        first = drafting.generate(scene, say)
+        again = drafting.generate(scene, say)  # its plan now known: the start is fed with the prompt
+        expected = greedy.generate(scene, say).text
+        assert first.text == again.text == expected
+        assert again.decode_steps <= first.decode_steps
+        if again.tokens > again.forced_tokens + 1:
+            assert again.drafted_tokens > 0
+
+
+def test_a_prompt_fed_with_a_draft_is_cached_without_it():
+    cached = make(prefix_cache=4, draft_tokens=8)
+    scene, say = query(1100)
+    for _ in range(2):
+        cached.generate(scene, say)  # the second time the plan start is drafted after the prompt
+    entry = cached.engine.prefix.entries[-1]
+    assert entry.kv.shape[2] == len(entry.tokens)
+    third = cached.generate(scene, say)  # whole prompt reused from the entry
+    assert third.reused_tokens == third.prompt_tokens and third.text == cached.generate(scene, say).text
+
+
+def test_save_keeps_only_the_positions_asked_for(greedy):
+    decoder = greedy.engine.decoder
+    decoder.reset(1)
+    decoder.feed([[1, 5, 9, 30, 31]])
+    whole, head = decoder.save(), decoder.save(3)
+    assert whole.shape[2] == 5 and head.shape[2] == 3
+    np.testing.assert_array_equal(whole[:, :, :3], head)
+    with pytest.raises(ValueError):
+        decoder.save(6)

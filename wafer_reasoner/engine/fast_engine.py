@@ -3,9 +3,11 @@
 One query, in the order it runs::
 
     prompt ids --PrefixCache--> reused KV + the rest to prefill --BoundDecoder.feed--> last logits [V]
-    N = 1: loop: argmax over the tokens the grammar Cursor allows, + the forced run that follows, + a draft of
-           what past plans of this shape said next; feed all as one chunk; keep the longest drafted prefix that
-           argmax agrees with (the rest is masked out of the cache)
+    N = 1: the prefill chunk also carries a draft of the plan's start (first token guessed from the prompt's
+           words, then past plans' shape); loop: argmax over the tokens the grammar Cursor allows, + the forced
+           run that follows, + a draft of what past plans of this shape said next (numbers copied from the
+           utterance); feed all as one chunk; keep the longest drafted prefix that argmax agrees with (the rest
+           is masked out of the cache)
     N > 1: broadcast to N rows; loop: row 0 argmax, rows 1..N-1 sampled, each + its forced run, all rows' chunks
            fed as one batched step; stop when all are done (or at the deadline, once one is); best valid one
 
@@ -190,9 +192,14 @@ class FastEngine:
         ``started`` is the query's perf_counter start, the origin of ``deadline_ms``."""
         started = time.perf_counter() if started is None else started
         prefill_start = time.perf_counter()
-        logits, reused = self._prefill(tuple(int(t) for t in prompt_ids))  # [V]
+        tokens = tuple(int(t) for t in prompt_ids)
+        rows = self._candidates(grammar, tokens)
+        logits, reused, draft, out = self._prefill(tokens, rows[0])  # [V]
         decode_start = time.perf_counter()
-        rows = self._candidates(grammar)
+        if draft:  # the plan's start, drafted and fed with the prompt: keep what greedy would have chosen
+            accepted = self._accept(rows[0], out, 0, draft)
+            self.decoder.forget_last(len(draft) - accepted)
+            logits = out[accepted]  # [V]
         if len(rows) > 1:
             self.decoder.broadcast(len(rows))
         steps = self._decode_loop(rows, np.broadcast_to(logits, (len(rows), 1, logits.size)), [0] * len(rows),
@@ -200,7 +207,7 @@ class FastEngine:
         finished = time.perf_counter()
         best = self._best(rows, accept)
         if self.drafter is not None and grammar is not None and best.done:
-            self.drafter.learn(best.tokens)
+            self.drafter.learn(best.tokens, tokens)
         return Decoded(
             tokens=tuple(best.tokens), score=best.score, candidates=len(rows),
             finished=sum(row.done for row in rows), forced_tokens=best.forced, drafted_tokens=best.drafted,
@@ -209,8 +216,11 @@ class FastEngine:
             all_tokens=tuple(tuple(row.tokens) for row in rows), scores=tuple(row.score for row in rows),
         )
 
-    def _prefill(self, tokens: tuple):
-        """-> (logits [V] after the prompt, prompt tokens reused); leaves the prompt's state in the decoder."""
+    def _prefill(self, tokens: tuple, row: Candidate):
+        """-> (logits [V] after the prompt, prompt tokens reused, draft, out [1 + len(draft), V]); leaves the
+        prompt's state in the decoder. When ``row`` drafts, the start of its plan as the drafter expects it is fed
+        in the same chunk as the prompt (a token more in a chunk costs a fraction of a step); out[k] are the
+        logits that predict draft[k], for the caller to verify."""
         if len(tokens) + self.max_new_tokens > self.layout.context_length:
             raise ValueError(f"prompt of {len(tokens)} tokens + {self.max_new_tokens} new exceeds the context")
         entry, reused = self.prefix.lookup(tokens)
@@ -219,18 +229,20 @@ class FastEngine:
         else:
             self.decoder.load(entry.kv, reused)
         if reused == len(tokens):
-            return entry.logits, reused
-        logits = self.decoder.feed([list(tokens[reused:])])[0, -1].copy()  # [V]
+            return entry.logits, reused, [], None
+        draft = self._draft_from(row, len(tokens)) if row.draft_state is not None else []
+        out = self.decoder.feed([list(tokens[reused:]) + draft])[0, len(tokens) - reused - 1:]  # [1 + D, V]
+        logits = out[0].copy()  # [V]
         if self.prefix.capacity:
-            self.prefix.store(PrefixEntry(tokens, self.decoder.save(), logits))
-        return logits, reused
+            self.prefix.store(PrefixEntry(tokens, self.decoder.save(len(tokens)), logits))
+        return logits, reused, draft, out
 
-    def _candidates(self, grammar) -> list:
+    def _candidates(self, grammar, prompt: tuple) -> list:
         budget = self.max_new_tokens
         rows = [Candidate(grammar.cursor(budget) if grammar is not None else None)
                 for _ in range(self.config.candidates)]
         if self.drafter is not None and grammar is not None and len(rows) == 1:
-            rows[0].draft_state = self.drafter.start()
+            rows[0].draft_state = self.drafter.start(prompt)
         return rows
 
     def _decode_loop(self, rows: list, logits: np.ndarray, last: list, started: float) -> int:
@@ -279,8 +291,11 @@ class FastEngine:
         if row.draft_state is None:
             return []
         self.drafter.push(row.draft_state, chunk)
-        room = self.layout.context_length - self.decoder.length - len(chunk) - row.cursor.remaining
-        limit = min(self.config.draft_tokens, room)
+        return self._draft_from(row, self.decoder.length + len(chunk))
+
+    def _draft_from(self, row: Candidate, length: int) -> list:
+        """A draft to feed after ``length`` positions, at most ``draft_tokens`` and leaving room for the budget."""
+        limit = min(self.config.draft_tokens, self.layout.context_length - length - row.cursor.remaining)
         return self.drafter.draft(row.draft_state, row.cursor, limit) if limit > 0 else []
 
     def _accept(self, row: Candidate, out: np.ndarray, index: int, draft: list) -> int:
