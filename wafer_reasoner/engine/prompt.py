@@ -62,6 +62,7 @@ _LETTER_TEXT = {**{t: t.lower() for t in WORD_START_LETTERS}, **{t: t[2:] for t 
 NEAR_RADIUS_M = 1.2
 MAX_UTTERANCE_WORDS = 64
 SPELLING_VARIANTS = {"grey": "gray", "colour": "color"}  # one spelling per word, in speech and in perception
+HEARD_AS = {"read": "red", "blew": "blue"}  # v1: homophones a recogniser writes for colour words
 FILLERS = frozenset({"um", "uh", "uhm", "erm", "er", "hmm", "mm", "ah", "eh"})  # v1: dropped from speech
 UNIT_WORDS = frozenset({"degree", "degrees", "second", "seconds", "sec", "secs"})
 _ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
@@ -69,6 +70,7 @@ _ONES = ("zero one two three four five six seven eight nine ten eleven twelve th
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
 NUMBER_WORDS = {**{w: k for k, w in enumerate(_ONES)}, **{w: 10 * (k + 2) for k, w in enumerate(_TENS)}}
 _WORD_RE = re.compile(r"[a-z]+(?:'[a-z]+)?|\d")
+_NAME_RE = re.compile(r"[a-z0-9_]+")  # plan names the tokenizer can write (lower case words and digits)
 
 KIND_V0 = "wafer_reasoner-words-v0"
 KIND_V1 = "wafer_reasoner-spell-v1"
@@ -142,7 +144,7 @@ class Tokenizer:
     def spell_name(self, name: str):
         """Token ids that write a plan name (``coffee_mug``: words joined by ``_``), or None if it cannot."""
         words = label_words(name)
-        if not words or "_".join(words) != name:
+        if not words or "_".join(words) != name or not _NAME_RE.fullmatch(name):
             return None
         tokens = []
         for index, word in enumerate(words):
@@ -227,9 +229,10 @@ def _one_edit(a: str, b: str) -> bool:
 
 
 def word_matches(said: str, word: str) -> bool:
-    """Spelling-tolerant equality of a heard word and a label/place word: the same, a plural ('cups',
-    'boxes', 'batteries'), or one typo when the word has at least 5 letters (ASR: 'scisors', 'laptob')."""
-    if said == word:
+    """Spelling-tolerant equality of a heard word and a label/place word: the same, a homophone ('read' for
+    'red'), a plural ('cups', 'boxes', 'batteries'), or one typo when the word has at least 5 letters (ASR:
+    'scisors', 'laptob')."""
+    if said == word or HEARD_AS.get(said) == word:
         return True
     plurals = {word + "s", word + "es"} | ({word[:-1] + "ies"} if word.endswith("y") else set())
     return said in plurals or (len(word) >= 5 and _one_edit(said, word))

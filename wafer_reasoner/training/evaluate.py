@@ -1,10 +1,15 @@
-"""Held-out evaluation of the shipped ONNX planner through the real engine (``make eval``).
+"""Held-out evaluation of an ONNX planner through the real engine (``make eval``).
 
-    python -m wafer_reasoner.training.evaluate [--model-dir DIR] [--count 600] [--json OUT]
+    python -m wafer_reasoner.training.evaluate [--model-dir DIR] [--count N] [--json OUT]
 
-The held-out set uses phrasing families (templates and connectors) that training never sees; it is generated
-from a fixed seed, so the numbers are reproducible. Prints exact-match accuracy per category and a summary of
-error kinds. Needs only the runtime dependencies (no torch).
+The model folder's tokenizer kind picks the held-out set:
+- v0 (the shipped model): N=600 examples of corpus.py's held-out phrasing families, seed HELDOUT_SEED,
+  categories by intent;
+- v1 (issue 3): N=200 examples per speech_corpus.HELDOUT_CATEGORIES category (held-out phrasing, labels,
+  colours, three and four clauses, noisy speech; each from its own fixed seed) plus "train" (fresh examples of
+  the training distribution, for reference; not counted in "all").
+Prints exact-match accuracy per category, clarify precision and a confusion summary of error kinds. Needs only
+the runtime dependencies (no torch).
 """
 
 from __future__ import annotations
@@ -15,9 +20,12 @@ import random
 import re
 import time
 from collections import Counter, defaultdict
+from pathlib import Path
 
-from wafer_reasoner.engine.planner_model import PlannerModel
+from wafer_reasoner.engine.planner_model import DEFAULT_MODEL_DIR, PlannerModel
+from wafer_reasoner.engine.prompt import KIND_V0, Tokenizer, build_prompt
 from wafer_reasoner.planner.language import PlanSyntaxError, parse_plan
+from wafer_reasoner.training import speech_corpus
 from wafer_reasoner.training.corpus import sample_example
 
 HELDOUT_SEED = 20261130
@@ -29,7 +37,35 @@ def heldout_examples(count: int, seed: int = HELDOUT_SEED) -> list:
     return [sample_example(rng, HELDOUT_SPLIT) for _ in range(count)]
 
 
+class SpelledPromptModel(PlannerModel):
+    """A v1 model run by engine v0 with its own prompt format. engine/planner_model.py still builds every prompt
+    in v0 (``build_prompt(scene, utterance)``); once it passes its tokenizer (``build_prompt(scene, utterance,
+    self.tokenizer)``) and grammar.spell uses ``Tokenizer.spell_name``, this bridge can go."""
+
+    def __init__(self, model_dir=None, **kwargs):
+        super().__init__(model_dir, engine="v0", **kwargs)
+
+    def fit_prompt(self, scene, utterance: str):
+        prompt = build_prompt(scene, utterance, self.tokenizer)
+        if len(prompt.tokens) > self.context_length - self.max_new_tokens:
+            raise ValueError(f"prompt is {len(prompt.tokens)} tokens; at most "
+                             f"{self.context_length - self.max_new_tokens} fit")
+        return prompt
+
+
+def load_model(model_dir=None) -> PlannerModel:
+    """The planner in model_dir, run in the prompt format its tokenizer names."""
+    folder = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
+    try:
+        kind = Tokenizer.load(folder / "tokenizer.json").kind
+    except (OSError, ValueError, KeyError):
+        kind = KIND_V0  # PlannerModel explains what is wrong with the folder
+    return PlannerModel(model_dir) if kind == KIND_V0 else SpelledPromptModel(model_dir)
+
+
 def category(example: dict) -> str:
+    if "category" in example:  # v1 held-out sets name their category
+        return example["category"]
     if len(example["intents"]) > 1:
         return "compound"
     if example["plan"].startswith("clarify(") and example["intents"][0] != "unsupported":
@@ -55,6 +91,8 @@ def error_kind(predicted: str, gold: str) -> str:
         return "wrong_object_or_argument"
     if len(_actions(predicted)) < len(_actions(gold)):
         return "missing_step"
+    if len(_actions(predicted)) > len(_actions(gold)):
+        return "extra_step"
     return "wrong_action"
 
 
@@ -79,11 +117,12 @@ def evaluate(model: PlannerModel, examples: list) -> dict:
             errors[kind] += 1
             if len(samples) < 12:
                 samples.append({"say": example["say"], "gold": example["plan"], "got": generation.text, "kind": kind})
-    total_correct = sum(c for c, _ in per_category.values())
+    counted = [(c, n) for name, (c, n) in per_category.items() if name != "train"]
+    total_correct, total = sum(c for c, _ in counted), sum(n for _, n in counted)
     latencies.sort()
     return {
         "examples": len(examples),
-        "exact_match": total_correct / max(1, len(examples)),
+        "exact_match": total_correct / max(1, total),
         "per_category": {name: {"exact_match": c / n, "count": n} for name, (c, n) in sorted(per_category.items())},
         "clarify_precision": clarify_correct / clarify_predicted if clarify_predicted else 1.0,
         "errors": dict(errors.most_common()),
@@ -93,7 +132,8 @@ def evaluate(model: PlannerModel, examples: list) -> dict:
 
 
 def print_report(report: dict) -> None:
-    print(f"held-out exact match: {report['exact_match']:.1%} over {report['examples']} examples")
+    print(f"held-out exact match: {report['exact_match']:.1%} over {report['examples']} examples"
+          " (a 'train' row, if any, is not counted)")
     print(f"{'category':<14} {'exact':>7} {'count':>6}")
     for name, row in report["per_category"].items():
         print(f"{name:<14} {row['exact_match']:>7.1%} {row['count']:>6}")
@@ -107,12 +147,17 @@ def print_report(report: dict) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model-dir", default=None, help="folder with planner.onnx (default: the shipped model)")
-    parser.add_argument("--count", type=int, default=600)
+    parser.add_argument("--count", type=int, default=None,
+                        help="v0: examples (default 600); v1: examples per category (default 200)")
     parser.add_argument("--json", default=None, help="also write the report as JSON here")
     args = parser.parse_args(argv)
-    model = PlannerModel(args.model_dir)
+    model = load_model(args.model_dir)
+    if model.tokenizer.kind == KIND_V0:
+        examples = heldout_examples(args.count or 600)
+    else:
+        examples = speech_corpus.heldout_examples(args.count or 200, ["train", *speech_corpus.HELDOUT_CATEGORIES])
     started = time.perf_counter()
-    report = evaluate(model, heldout_examples(args.count))
+    report = evaluate(model, examples)
     report["wall_s"] = round(time.perf_counter() - started, 1)
     print_report(report)
     if args.json:

@@ -1,9 +1,11 @@
 """Train the planner from scratch on the generated corpus and export it (``make train``).
 
-    python -m wafer_reasoner.training.train [--minutes 52] [--out wafer_reasoner/models]
+    python -m wafer_reasoner.training.train [--format v1] [--minutes M] [--out wafer_reasoner/models]
 
+``--format`` picks the prompt/tokenizer format and its recipe (RECIPES; other flags override it): ``v1`` (the
+default, issue 3: speech corpus, spelled open vocabulary) or ``v0`` (the shipped model's recipe, reproducible).
 Fixed seed; the corpus is generated on the fly (no data set on disk). Every ``--eval-every`` steps the
-learning curve (loss, exact match on train-family and held-out-family examples) is printed and appended to
+learning curve (loss, exact match on train-family and held-out examples) is printed and appended to
 ``<out>/training_log.json``.
 """
 
@@ -19,18 +21,45 @@ from pathlib import Path
 import torch
 from torch.nn import functional as F
 
-from wafer_reasoner.engine.prompt import build_prompt, plan_to_tokens, tokens_to_plan
+from wafer_reasoner.engine.prompt import KIND_V0, KIND_V1, build_prompt, plan_to_tokens, tokens_to_plan
+from wafer_reasoner.training import speech_corpus
 from wafer_reasoner.training.corpus import sample_example
 from wafer_reasoner.training.model import Planner, PlannerConfig
 from wafer_reasoner.training.vocab import build_tokenizer
 
 IGNORE = -100
+# defaults per format; v0 is the recipe of the shipped model (docs/MODEL_CARD.md)
+RECIPES = {
+    "v0": dict(kind=KIND_V0, minutes=52.0, steps=4200, batch=64, lr=1.5e-3, hidden=192, layers=4, heads=4,
+               context=256, warmup=200, eval_every=500, out="wafer_reasoner/models"),
+    "v1": dict(kind=KIND_V1, minutes=110.0, steps=9000, batch=64, lr=1.5e-3, hidden=192, layers=4, heads=4,
+               context=320, warmup=300, eval_every=1000, out="runs/planner_v1"),
+}
+
+
+def training_sampler(kind: str):
+    """rng -> one training example of the format's corpus."""
+    if kind == KIND_V0:
+        return lambda rng: sample_example(rng, 0)
+    return speech_corpus.sample
+
+
+def evaluation_sets(seed: int, count: int, kind: str = KIND_V0):
+    """(train-family examples, held-out examples) for the learning curve."""
+    rng_train, rng_heldout = random.Random(seed + 1), random.Random(seed + 2)
+    if kind == KIND_V0:
+        return [sample_example(rng_train, 0) for _ in range(count)], [sample_example(rng_heldout, 1)
+                                                                      for _ in range(count)]
+    categories = list(speech_corpus.HELDOUT_CATEGORIES.values())
+    train = [speech_corpus.sample(rng_train) for _ in range(count)]
+    heldout = [speech_corpus.sample(rng_heldout, categories[k % len(categories)]) for k in range(count)]
+    return train, heldout
 
 
 def encode_example(tokenizer, example: dict):
     """(input ids, target ids with the prompt masked) for teacher forcing."""
-    prompt = build_prompt(example["scene"], example["say"])
-    output = plan_to_tokens(example["plan"], prompt)
+    prompt = build_prompt(example["scene"], example["say"], tokenizer)
+    output = plan_to_tokens(example["plan"], prompt, tokenizer)
     ids = [tokenizer.id(t) for t in prompt.tokens] + [tokenizer.id(t) for t in output]
     targets = [IGNORE] * (len(prompt.tokens) - 1) + ids[len(prompt.tokens):] + [IGNORE]
     return ids, targets
@@ -38,8 +67,9 @@ def encode_example(tokenizer, example: dict):
 
 def length_bucketed_batches(tokenizer, rng: random.Random, batch_size: int, pool: int = 8):
     """`pool` batches at a time from examples sorted by length: less padding, the same data distribution."""
+    sample = training_sampler(tokenizer.kind)
     while True:
-        rows = [encode_example(tokenizer, sample_example(rng, 0)) for _ in range(batch_size * pool)]
+        rows = [encode_example(tokenizer, sample(rng)) for _ in range(batch_size * pool)]
         rows.sort(key=lambda row: len(row[0]))
         batches = [rows[k:k + batch_size] for k in range(0, len(rows), batch_size)]
         rng.shuffle(batches)
@@ -47,7 +77,8 @@ def length_bucketed_batches(tokenizer, rng: random.Random, batch_size: int, pool
 
 
 def make_batch(tokenizer, rng: random.Random, batch_size: int):
-    return collate(tokenizer, [encode_example(tokenizer, sample_example(rng, 0)) for _ in range(batch_size)])
+    sample = training_sampler(tokenizer.kind)
+    return collate(tokenizer, [encode_example(tokenizer, sample(rng)) for _ in range(batch_size)])
 
 
 def collate(tokenizer, rows: list):
@@ -64,7 +95,7 @@ def collate(tokenizer, rows: list):
 
 
 @torch.no_grad()
-def greedy_decode(model: Planner, tokenizer, prompts, max_new_tokens: int = 48) -> list:
+def greedy_decode(model: Planner, tokenizer, prompts, max_new_tokens: int = 64) -> list:
     """Batched greedy decoding with the KV cache, prompts left-padded (as the engine does)."""
     width = max(len(p.tokens) for p in prompts)
     batch = len(prompts)
@@ -95,16 +126,11 @@ def exact_match(model, tokenizer, examples, batch_size=64) -> float:
     correct = 0
     for start in range(0, len(examples), batch_size):
         chunk = examples[start:start + batch_size]
-        prompts = [build_prompt(e["scene"], e["say"]) for e in chunk]
+        prompts = [build_prompt(e["scene"], e["say"], tokenizer) for e in chunk]
         for example, prompt, output in zip(chunk, prompts, greedy_decode(model, tokenizer, prompts)):
             correct += tokens_to_plan(output, prompt) == example["plan"]
     model.train()
     return correct / max(1, len(examples))
-
-
-def evaluation_sets(seed: int, count: int):
-    rng_train, rng_heldout = random.Random(seed + 1), random.Random(seed + 2)
-    return [sample_example(rng_train, 0) for _ in range(count)], [sample_example(rng_heldout, 1) for _ in range(count)]
 
 
 def learning_rate(step: int, total: int, peak: float, warmup: int = 200) -> float:
@@ -119,10 +145,10 @@ def train(args) -> dict:
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     rng = random.Random(args.seed)
-    tokenizer = build_tokenizer()
+    tokenizer = build_tokenizer(args.kind)
     config = PlannerConfig(
-        vocab_size=len(tokenizer), hidden_size=args.hidden, num_layers=args.layers, num_heads=args.heads,
-        ffn_size=4 * args.hidden,
+        vocab_size=len(tokenizer), context_length=args.context, hidden_size=args.hidden, num_layers=args.layers,
+        num_heads=args.heads, ffn_size=4 * args.hidden,
     )
     model = Planner(config)
     if args.resume:
@@ -132,8 +158,9 @@ def train(args) -> dict:
         model.load_state_dict(saved["state"])
         print(f"resumed from {args.resume}", flush=True)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01, betas=(0.9, 0.98))
-    train_eval, heldout_eval = evaluation_sets(args.seed, args.eval_size)
-    log = {"config": config.to_dict(), "parameters": model.num_parameters(), "seed": args.seed, "curve": []}
+    train_eval, heldout_eval = evaluation_sets(args.seed, args.eval_size, args.kind)
+    log = {"config": config.to_dict(), "parameters": model.num_parameters(), "seed": args.seed, "format": args.format,
+           "tokenizer_kind": args.kind, "curve": []}
     print(f"planner: {model.num_parameters():,} parameters, vocab {len(tokenizer)}", flush=True)
     started = time.monotonic()
     deadline = started + args.minutes * 60
@@ -150,9 +177,13 @@ def train(args) -> dict:
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         step += 1
+        if step % 100 == 0:
+            print(json.dumps({"step": step, "loss": round(loss.item(), 4),
+                              "s_per_step": round((time.monotonic() - started) / step, 3)}), flush=True)
         if step % args.eval_every == 0 or step == args.steps:
             point = {
                 "step": step, "minutes": round((time.monotonic() - started) / 60, 2), "loss": round(loss.item(), 4),
+                "s_per_step": round((time.monotonic() - started) / step, 3),
                 "train_exact": exact_match(model, tokenizer, train_eval[: args.eval_size // 2]),
                 "heldout_exact": exact_match(model, tokenizer, heldout_eval[: args.eval_size // 2]),
             }
@@ -168,27 +199,35 @@ def train(args) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", default="wafer_reasoner/models", help="folder for planner.onnx and its files")
-    # defaults = the recipe of the shipped model (docs/MODEL_CARD.md)
-    parser.add_argument("--minutes", type=float, default=52.0, help="wall-clock budget for the training loop")
-    parser.add_argument("--steps", type=int, default=4200, help="optimizer steps (the LR schedule's length)")
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--lr", type=float, default=1.5e-3)
-    parser.add_argument("--hidden", type=int, default=192)
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--out", help="folder for planner.onnx and its files (v0: the shipped model's folder; v1: "
+                        "runs/planner_v1, shipped by copying it to wafer_reasoner/models after `make eval`)")
+    parser.add_argument("--format", choices=sorted(RECIPES), default="v1",
+                        help="prompt/tokenizer format and its recipe (v0: the shipped model's)")
+    # unset flags take the format's recipe (RECIPES)
+    parser.add_argument("--minutes", type=float, help="wall-clock budget for the training loop")
+    parser.add_argument("--steps", type=int, help="optimizer steps (the LR schedule's length)")
+    parser.add_argument("--batch", type=int)
+    parser.add_argument("--lr", type=float)
+    parser.add_argument("--hidden", type=int)
+    parser.add_argument("--layers", type=int)
+    parser.add_argument("--heads", type=int)
+    parser.add_argument("--context", type=int, help="context length (prompt + plan tokens)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--eval-every", type=int, default=500)
+    parser.add_argument("--eval-every", type=int)
     parser.add_argument("--eval-size", type=int, default=400)
     parser.add_argument("--no-export", action="store_true", help="train and report only")
     parser.add_argument("--resume", default=None, help="start from this checkpoint (OUT/planner.pt), not scratch")
-    parser.add_argument("--warmup", type=int, default=200, help="learning-rate warm-up steps")
+    parser.add_argument("--warmup", type=int, help="learning-rate warm-up steps")
     args = parser.parse_args(argv)
+    for name, value in RECIPES[args.format].items():
+        if getattr(args, name, None) is None:
+            setattr(args, name, value)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)  # before training, so a bad path fails fast
     result = train(args)
-    checkpoint = {"config": result["model"].config.to_dict(), "state": result["model"].state_dict()}
+    checkpoint = {"config": result["model"].config.to_dict(), "state": result["model"].state_dict(),
+                  "kind": args.kind}
     torch.save(checkpoint, out / "planner.pt")  # for --resume; not shipped (package data is *.onnx, *.json)
     (out / "training_log.json").write_text(json.dumps(result["log"], indent=1))
     if not args.no_export:
