@@ -237,9 +237,8 @@ class _Builder:
 
     def link(self, source: int, token, target: int) -> int:
         token_id = token if isinstance(token, int) else self.tokenizer.ids[token]
-        if self.out(source).get(token_id, target) != target:
+        if self.edges[source - self.first].setdefault(token_id, target) != target:
             raise ValueError(f"grammar is not deterministic at node {source}, token {token!r}")
-        self.out(source)[token_id] = target
         return target
 
     def step(self, source: int, token) -> int:
@@ -252,14 +251,22 @@ class _Builder:
     def names(self, names, then: str, target: int) -> int:
         """A trie of the spellable names; each complete name continues with ``then`` to ``target``."""
         root = self.node()
+        edges, first, tokenizer = self.edges, self.first, self.tokenizer  # the loop below is step() and link()
+        then_id = tokenizer.ids[then]
         for name in names:
-            spelled = spell(self.tokenizer, name)
+            spelled = spell(tokenizer, name)
             if spelled is None:
                 continue
             node = root
             for token_id in spelled:
-                node = self.step(node, token_id)
-            self.link(node, then, target)
+                out = edges[node - first]
+                node = out.get(token_id)
+                if node is None:
+                    edges.append({})
+                    node = out[token_id] = first + len(edges) - 1
+            out = edges[node - first]
+            if out.setdefault(then_id, target) != target:
+                raise ValueError(f"grammar is not deterministic at node {node}, token {then!r}")
         return root
 
     def slots(self, count: int, then: str, target: int) -> int:
