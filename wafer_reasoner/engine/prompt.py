@@ -328,31 +328,50 @@ def _color_said(words: list, obj, span) -> bool:
     return len(before) == len(color) and all(word_matches(s, c) for s, c in zip(before, color))
 
 
-def build_prompt(scene: Scene, utterance: str, tokenizer: Tokenizer | None = None) -> Prompt:
-    """The prompt for (scene, utterance) in the tokenizer's format (v0 without a tokenizer)."""
-    fmt = tokenizer.format if tokenizer is not None else V0
-    write = tokenizer.word_tokens if tokenizer is not None else (lambda word: [word])
+@dataclass(frozen=True)
+class Heard:
+    """What the prompt builder made of an utterance in one format."""
+
+    words: tuple  # normalised words (v0: utterance_words, v1: speech_words)
+    spans: tuple  # (label, start, end) per mentioned scene label, in mention order
+    said: tuple  # the words of the <say> section before spelling: marks, tags, canonical mentions and places
+
+    def mentioned(self) -> dict:
+        return {label: k + 1 for k, (label, _, _) in enumerate(self.spans)}
+
+
+def hear(scene: Scene, utterance: str, fmt: PromptFormat = V0) -> Heard:
+    """Normalise the utterance, find the scene's labels in it and write the <say> section's words. v1 tags each
+    mention (``@k``) and writes it, like a place, as the scene spells it: a model that copies a label from
+    the utterance (``clarify(ambiguous:cup)`` after "the cups") copies the scene's spelling."""
     words = speech_words(utterance) if fmt.speech else utterance_words(utterance)
-    spans = mention_spans(words, [o.label for o in scene.objects], fmt.tolerant)
-    mentioned = {label: k + 1 for k, (label, _, _) in enumerate(spans)}
-    span_of = {label: (start, end) for label, start, end in spans}
-    tokens = [BOS, "<places>"]
-    for index, place in enumerate(scene.places):
-        tokens += ([","] if index else []) + [t for w in label_words(place.name) for t in write(w)]
+    spans = tuple(mention_spans(words, [o.label for o in scene.objects], fmt.tolerant))
     said = words
-    if fmt.near_tags:  # v1: each mention tagged and written as the scene spells it
+    if fmt.near_tags:
         said, index = [], 0
-        starts = {start: (label, end) for label, start, end in spans}
+        starts = {start: (k, label, end) for k, (label, start, end) in enumerate(spans)}
         while index < len(words):
-            if index in starts and mentioned[starts[index][0]] <= len(fmt.mention_tokens):
-                label, end = starts[index]
-                said += [fmt.mention_tokens[mentioned[label] - 1], *label_words(label)]
+            if index in starts and starts[index][0] < len(fmt.mention_tokens):
+                k, label, end = starts[index]
+                said += [fmt.mention_tokens[k], *label_words(label)]
                 index = end
             else:
                 said.append(words[index])
                 index += 1
-    said = mark_places(said, scene.places, fmt.tolerant)
-    tokens += ["<say>", *[t for w in said for t in write(w)], "<scene>"]
+    return Heard(tuple(words), spans, tuple(mark_places(said, scene.places, fmt.tolerant)))
+
+
+def build_prompt(scene: Scene, utterance: str, tokenizer: Tokenizer | None = None) -> Prompt:
+    """The prompt for (scene, utterance) in the tokenizer's format (v0 without a tokenizer)."""
+    fmt = tokenizer.format if tokenizer is not None else V0
+    write = tokenizer.word_tokens if tokenizer is not None else (lambda word: [word])
+    heard = hear(scene, utterance, fmt)
+    words, mentioned = list(heard.words), heard.mentioned()
+    span_of = {label: (start, end) for label, start, end in heard.spans}
+    tokens = [BOS, "<places>"]
+    for index, place in enumerate(scene.places):
+        tokens += ([","] if index else []) + [t for w in label_words(place.name) for t in write(w)]
+    tokens += ["<say>", *[t for w in heard.said for t in write(w)], "<scene>"]
     objects = select_objects(scene, mentioned, fmt.mentioned_only)
     for slot, obj in enumerate(objects):
         order = mentioned.get(obj.label)

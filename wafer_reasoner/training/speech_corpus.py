@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from wafer_reasoner.engine.prompt import NUMBER_WORDS, mention_spans, speech_words
+from wafer_reasoner.engine.prompt import NUMBER_WORDS, label_words, mention_spans, speech_words
 from wafer_reasoner.planner.language import Clarify, format_plan
 from wafer_reasoner.planner.scene import NamedPlace, Person, Scene
 from wafer_reasoner.training.corpus import (
@@ -40,7 +40,7 @@ from wafer_reasoner.training.corpus import (
 
 SMALL = (
     "cup", "mug", "bottle", "book", "ball", "box", "apple", "banana", "phone", "remote", "keys", "plate", "bowl",
-    "spoon", "fork", "knife", "towel", "toy", "can", "glass", "pen", "pencil", "notebook", "laptop", "bag",
+    "spoon", "fork", "knife", "towel", "toy", "soda can", "glass", "pen", "pencil", "notebook", "laptop", "bag",
     "backpack", "shoe", "hat", "sponge", "jar", "wrench", "screwdriver", "hammer", "tape", "folder", "coffee mug",
     "water bottle", "tennis ball", "cereal box", "charger", "wallet", "scissors", "marker", "headphones", "camera",
     "umbrella", "pillow", "blanket", "basket", "bucket", "tray", "lemon", "carrot", "tablet", "mouse", "keyboard",
@@ -419,16 +419,20 @@ def plan_for(scene: Scene, clauses: list) -> str:
 
 
 def _check_mentions(scene: Scene, say: str, clauses: list) -> None:
-    """Every said label the scene has must be found by the prompt builder's tolerant matching; a noisy word
-    that it cannot match (it became another label's word) would make the gold plan unlearnable: draw again."""
+    """The prompt builder's tolerant matching must find every said label the scene has, and must not turn a
+    word into a label that was not said ('mallet' heard as the scene's 'pallet'); either would contradict the
+    gold plan, so such a draw is made again."""
     words = speech_words(say)
-    found = {label for label, _, _ in mention_spans(words, [o.label for o in scene.objects], tolerant=True)}
-    present = {o.label for o in scene.objects}
-    for clause in clauses:
-        for key in ("o", "d"):
-            expr = clause.get(key)
-            if isinstance(expr, Expression) and expr.label in present and expr.label not in found:
-                raise Infeasible(f"{expr.label!r} not heard in {say!r}")
+    spans = mention_spans(words, [o.label for o in scene.objects], tolerant=True)
+    said = {e.label for c in clauses for e in (c.get("o"), c.get("d")) if isinstance(e, Expression)}
+    said |= {e.near_label for c in clauses for e in (c.get("o"), c.get("d")) if isinstance(e, Expression)}
+    for label, start, end in spans:
+        if label not in said and words[start:end] != label_words(label):
+            raise Infeasible(f"{' '.join(words[start:end])!r} would be heard as {label!r}")
+    found = {label for label, _, _ in spans}
+    for label in said & {o.label for o in scene.objects}:
+        if label not in found:
+            raise Infeasible(f"{label!r} not heard in {say!r}")
 
 
 def sample(rng: random.Random, options: Options = TRAIN) -> dict:

@@ -32,7 +32,7 @@ IGNORE = -100
 RECIPES = {
     "v0": dict(kind=KIND_V0, minutes=52.0, steps=4200, batch=64, lr=1.5e-3, hidden=192, layers=4, heads=4,
                context=256, warmup=200, eval_every=500, out="wafer_reasoner/models"),
-    "v1": dict(kind=KIND_V1, minutes=110.0, steps=9000, batch=64, lr=1.5e-3, hidden=192, layers=4, heads=4,
+    "v1": dict(kind=KIND_V1, minutes=110.0, steps=6500, batch=64, lr=1.5e-3, hidden=192, layers=4, heads=4,
                context=320, warmup=300, eval_every=1000, out="runs/planner_v1"),
 }
 
