@@ -426,9 +426,14 @@ def sample_example(rng: random.Random, split: int = 0) -> dict:
     """One example: {"scene": Scene, "say": str, "plan": str, "intents": [...]} for split 0=train, 1=heldout.
 
     Commands the robot could not carry out as said (holding two things at once) are drawn again."""
+    return until_feasible(_sample_once, rng, split)
+
+
+def until_feasible(draw, *args):
+    """draw(*args), drawn again while it raises Infeasible."""
     while True:
         try:
-            return _sample_once(rng, split)
+            return draw(*args)
         except Infeasible:
             continue
 

@@ -36,6 +36,7 @@ from wafer_reasoner.training.corpus import (
     clause_steps,
     label_key,
     plan_expression,
+    until_feasible,
 )
 
 SMALL = (
@@ -437,11 +438,7 @@ def _check_mentions(scene: Scene, say: str, clauses: list) -> None:
 
 def sample(rng: random.Random, options: Options = TRAIN) -> dict:
     """One example {"scene", "say", "plan", "intents", "noisy"}; infeasible commands are drawn again."""
-    while True:
-        try:
-            return _sample_once(rng, options)
-        except Infeasible:
-            continue
+    return until_feasible(_sample_once, rng, options)
 
 
 def _sample_once(rng: random.Random, options: Options) -> dict:
