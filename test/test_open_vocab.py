@@ -136,3 +136,13 @@ def test_v0_prompt_is_what_it_was_without_a_tokenizer_or_with_a_v0_one():
     scene = room()
     assert build_prompt(scene, "bring me the red cup") == build_prompt(scene, "bring me the red cup", v0)
     assert "thermos" in build_prompt(scene, "bring me the thermos").tokens  # v0 writes the word (<unk> id)
+
+
+def test_hear_gives_the_normalised_words_mentions_and_say_section():
+    from wafer_reasoner.engine.prompt import hear
+
+    heard = hear(room(), "um could you bring me the cups then go to the kichen", V1.format)
+    assert heard.words[:3] == ("could", "you", "bring")
+    assert [label for label, _, _ in heard.spans] == ["cup"]
+    assert " ".join(heard.said).endswith("the @1 cup then go to the # kitchen")
+    assert hear(room(), "bring me the cups").said[-1] == "cups"  # v0: exact words, no tags
