@@ -90,7 +90,7 @@ class OursRunner:
 
     def __call__(self, scene, say):
         model = self.model
-        prompt = build_prompt(scene, say)
+        prompt = build_prompt(scene, say, model.tokenizer)
         ids = [model.tokenizer.id(t) for t in prompt.tokens]
         grammar = grammar_for_query(model.tokenizer, prompt, scene, say) if model.engine.config.constrained else None
         decoded = model.engine.decode(ids, grammar)
@@ -109,7 +109,7 @@ class GenaiRunner:
 
     def __call__(self, scene, say):
         og = self.og
-        prompt = build_prompt(scene, say)
+        prompt = build_prompt(scene, say, self.tokenizer)
         ids = np.array([[self.tokenizer.id(t) for t in prompt.tokens]], dtype=np.int32)  # [1, S]
         params = og.GeneratorParams(self.model)
         params.set_search_options(max_length=ids.shape[1] + self.max_new_tokens, do_sample=False)
@@ -311,7 +311,7 @@ def validity(model_dir: Path, threads: int, cases: int) -> dict:
         example = sample_example(random.Random(50_000 + case), case % 2)
         models = [greedy] if case % 10 else [greedy, sampled]
         for model in models:
-            prompt = build_prompt(example["scene"], example["say"])
+            prompt = build_prompt(example["scene"], example["say"], model.tokenizer)
             grammar = grammar_for_query(model.tokenizer, prompt, example["scene"], example["say"])
             ids = [model.tokenizer.id(t) for t in prompt.tokens]
             for tokens in model.engine.decode(ids, grammar).all_tokens:

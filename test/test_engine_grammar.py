@@ -123,7 +123,7 @@ def test_numbers_have_no_leading_zero_and_waits_no_sign():
 def test_clarify_is_the_whole_plan_and_its_labels_come_from_the_query():
     scene = Scene(places=(NamedPlace("kitchen", 0.0, 0.0),))
     prompt = build_prompt(scene, "bring me the coffee mug")
-    refs = refs_for_query(prompt, scene, "bring me the coffee mug")
+    refs = refs_for_query(TOKENIZER, prompt, scene, "bring me the coffee mug")
     assert "coffee_mug" in refs.not_found_labels and refs.ambiguous_labels == ()
     grammar = build_grammar(TOKENIZER, refs)
     assert grammar.accepts(ids("clarify(", "not_found:", "coffee", "_", "mug", ")", EOS))

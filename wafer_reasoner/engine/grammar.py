@@ -28,7 +28,15 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from wafer_reasoner.engine.prompt import DIGITS, EOS, SLOT_TOKENS, Prompt, Tokenizer, label_words, utterance_words
+from wafer_reasoner.engine.prompt import (
+    DIGITS,
+    EOS,
+    SLOT_TOKENS,
+    Prompt,
+    Tokenizer,
+    hear,
+    utterance_words,
+)
 from wafer_reasoner.planner.language import MAX_STEPS, SPEAKER
 
 SEPARATOR = "; "
@@ -180,17 +188,35 @@ class GrammarRefs:
     ambiguous_labels: tuple = ()  # labels clarify(ambiguous:...) may name
 
 
-def refs_for_query(prompt: Prompt, scene, utterance: str) -> GrammarRefs:
+def said_word_lists(tokenizer: Tokenizer, scene, utterance: str) -> list:
+    """Runs of said words a ``clarify(not_found:...)`` label may be copied from: v0 the utterance's words; v1 also
+    the <say> section's words (mentions as the scene spells them, marks and tags splitting the runs)."""
+    fmt = tokenizer.format
+    if not fmt.speech:
+        return [utterance_words(utterance)]
+    heard = hear(scene, utterance, fmt)
+    runs, run = [list(heard.words)], []
+    for word in heard.said:
+        if _NAME_RE.fullmatch(word):
+            run.append(word)
+        else:
+            runs.append(run)
+            run = []
+    return runs + [run]
+
+
+def refs_for_query(tokenizer: Tokenizer, prompt: Prompt, scene, utterance: str) -> GrammarRefs:
     """The references a plan for (scene, utterance) may use, given the prompt built from them."""
     counts = {}
     for obj in scene.objects:
         counts[obj.label] = counts.get(obj.label, 0) + 1
-    words = utterance_words(utterance)
-    said = {
-        "_".join(words[start:start + n])
-        for n in range(1, MAX_LABEL_WORDS + 1)
-        for start in range(len(words) - n + 1)
-    }
+    said = set()
+    for words in said_word_lists(tokenizer, scene, utterance):
+        said |= {
+            "_".join(words[start:start + n])
+            for n in range(1, MAX_LABEL_WORDS + 1)
+            for start in range(len(words) - n + 1)
+        }
     return GrammarRefs(
         slots=len(prompt.slot_ids),
         places=tuple(sorted({place.name for place in scene.places})),
@@ -201,21 +227,14 @@ def refs_for_query(prompt: Prompt, scene, utterance: str) -> GrammarRefs:
 
 
 def grammar_for_query(tokenizer: Tokenizer, prompt: Prompt, scene, utterance: str) -> PlanGrammar:
-    return build_grammar(tokenizer, refs_for_query(prompt, scene, utterance))
+    return build_grammar(tokenizer, refs_for_query(tokenizer, prompt, scene, utterance))
 
 
 @functools.lru_cache(maxsize=8192)
 def spell(tokenizer: Tokenizer, name: str):
-    """Token ids that write ``name`` in a plan (words joined by ``_``), or None when the vocabulary cannot."""
-    words = label_words(name)
-    if not words or "_".join(words) != name or not _NAME_RE.match(name):
-        return None
-    spelled = []
-    for index, word in enumerate(words):
-        if word not in tokenizer.ids:
-            return None
-        spelled += ([tokenizer.ids["_"]] if index else []) + [tokenizer.ids[word]]
-    return tuple(spelled)
+    """Token ids that write ``name`` in a plan (words joined by ``_``; v1 spells unknown words letter by letter),
+    or None when the vocabulary cannot."""
+    return tokenizer.spell_name(name)
 
 
 class _Builder:

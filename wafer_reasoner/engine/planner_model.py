@@ -141,7 +141,7 @@ class PlannerModel:
         return logits, dict(zip(self.past_names, outputs[1:]))
 
     def fit_prompt(self, scene, utterance: str) -> Prompt:
-        prompt = build_prompt(scene, utterance)
+        prompt = build_prompt(scene, utterance, self.tokenizer)  # in the format the model was trained with
         budget = self.context_length - self.max_new_tokens
         if len(prompt.tokens) > budget:
             raise ValueError(
@@ -152,7 +152,7 @@ class PlannerModel:
     def prepare(self, scene) -> None:
         """Compute the fixed prompt part (the semantic map) once now; later queries reuse its KV state."""
         if self.engine is not None:
-            tokens = build_prompt(scene, "").tokens
+            tokens = build_prompt(scene, "", self.tokenizer).tokens
             fixed = tokens[:tokens.index(FIXED_PART_END) + 1]
             with self._engine_lock:
                 self.engine.pin_prefix([self.tokenizer.id(t) for t in fixed])

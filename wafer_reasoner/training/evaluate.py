@@ -20,10 +20,9 @@ import random
 import re
 import time
 from collections import Counter, defaultdict
-from pathlib import Path
 
-from wafer_reasoner.engine.planner_model import DEFAULT_MODEL_DIR, PlannerModel
-from wafer_reasoner.engine.prompt import KIND_V0, Tokenizer, build_prompt
+from wafer_reasoner.engine.planner_model import PlannerModel
+from wafer_reasoner.engine.prompt import KIND_V0
 from wafer_reasoner.planner.language import PlanSyntaxError, parse_plan
 from wafer_reasoner.training import speech_corpus
 from wafer_reasoner.training.corpus import sample_example
@@ -35,32 +34,6 @@ HELDOUT_SPLIT = 1
 def heldout_examples(count: int, seed: int = HELDOUT_SEED) -> list:
     rng = random.Random(seed)
     return [sample_example(rng, HELDOUT_SPLIT) for _ in range(count)]
-
-
-class SpelledPromptModel(PlannerModel):
-    """A v1 model run by engine v0 with its own prompt format. engine/planner_model.py still builds every prompt
-    in v0 (``build_prompt(scene, utterance)``); once it passes its tokenizer (``build_prompt(scene, utterance,
-    self.tokenizer)``) and grammar.spell uses ``Tokenizer.spell_name``, this bridge can go."""
-
-    def __init__(self, model_dir=None, **kwargs):
-        super().__init__(model_dir, engine="v0", **kwargs)
-
-    def fit_prompt(self, scene, utterance: str):
-        prompt = build_prompt(scene, utterance, self.tokenizer)
-        if len(prompt.tokens) > self.context_length - self.max_new_tokens:
-            raise ValueError(f"prompt is {len(prompt.tokens)} tokens; at most "
-                             f"{self.context_length - self.max_new_tokens} fit")
-        return prompt
-
-
-def load_model(model_dir=None) -> PlannerModel:
-    """The planner in model_dir, run in the prompt format its tokenizer names."""
-    folder = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
-    try:
-        kind = Tokenizer.load(folder / "tokenizer.json").kind
-    except (OSError, ValueError, KeyError):
-        kind = KIND_V0  # PlannerModel explains what is wrong with the folder
-    return PlannerModel(model_dir) if kind == KIND_V0 else SpelledPromptModel(model_dir)
 
 
 def category(example: dict) -> str:
@@ -151,7 +124,7 @@ def main(argv=None) -> int:
                         help="v0: examples (default 600); v1: examples per category (default 200)")
     parser.add_argument("--json", default=None, help="also write the report as JSON here")
     args = parser.parse_args(argv)
-    model = load_model(args.model_dir)
+    model = PlannerModel(args.model_dir)  # reads prompts in the format its tokenizer.json names
     if model.tokenizer.kind == KIND_V0:
         examples = heldout_examples(args.count or 600)
     else:
