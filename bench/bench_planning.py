@@ -1,0 +1,95 @@
+"""Planning-query latency on typical scenes (issue 3): one utterance in, one plan out, through PlannerModel.generate.
+
+    .venv/bin/python bench/bench_planning.py [--model-dir DIR] [--queries 300] [--objects 8] [--json OUT]
+
+A "typical" query: a scene with exactly --objects objects, a held-out phrasing from the model's own corpus (the
+v1 speech corpus for a v1 model, corpus.py for v0), the node's engine settings (fast engine, greedy, grammar on).
+Every query has its own map, so nothing of its prompt is cached (the node pins its one map at start-up, so it is
+faster). Prints p50/p90/p99/max of the host time of generate (prompt, grammar, decode), the prompt and plan
+lengths, and the exact-match share (a sanity check, not the accuracy figure: `make eval` is that).
+Not a test: nothing here asserts timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # this checkout's wafer_reasoner
+
+from wafer_reasoner.engine.planner_model import PlannerModel  # noqa: E402
+from wafer_reasoner.engine.prompt import KIND_V0  # noqa: E402
+
+WARMUP_QUERIES = 10
+
+
+def typical_queries(kind: str, count: int, objects: int, seed: int = 8) -> list:
+    """(scene, utterance, gold plan) with exactly ``objects`` objects, held-out phrasings."""
+    from wafer_reasoner.training import corpus, speech_corpus  # the bench's data generator
+
+    rng = random.Random(seed)
+    draw = (lambda: corpus.sample_example(rng, 1)) if kind == KIND_V0 else (
+        lambda: speech_corpus.sample(rng, speech_corpus.HELDOUT))
+    queries = []
+    while len(queries) < count:
+        example = draw()
+        if len(example["scene"].objects) == objects:
+            queries.append((example["scene"], example["say"], example["plan"]))
+    return queries
+
+
+def percentile(values, q: float) -> float:
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model-dir", default=None)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--objects", type=int, default=8)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args(argv)
+    model = PlannerModel(args.model_dir)
+    queries = typical_queries(model.tokenizer.kind, args.queries + WARMUP_QUERIES, args.objects)
+    latencies, prompt_tokens, plan_tokens, correct = [], [], [], 0
+    for index, (scene, say, gold) in enumerate(queries):
+        started = time.perf_counter()
+        generation = model.generate(scene, say)
+        elapsed_ms = (time.perf_counter() - started) * 1e3
+        if index < WARMUP_QUERIES:
+            continue
+        latencies.append(elapsed_ms)
+        prompt_tokens.append(generation.prompt_tokens)
+        plan_tokens.append(generation.tokens)
+        correct += generation.text == gold
+    report = {
+        "model_dir": str(model.model_dir), "tokenizer_kind": model.tokenizer.kind, "queries": len(latencies),
+        "objects": args.objects, "host": platform.processor() or platform.machine(),
+        "latency_ms": {f"p{q}": round(percentile(latencies, q), 2) for q in (50, 90, 99)}
+        | {"max": round(max(latencies), 2)},
+        "prompt_tokens_mean": round(float(np.mean(prompt_tokens)), 1),
+        "plan_tokens_mean": round(float(np.mean(plan_tokens)), 1),
+        "exact_match": round(correct / len(latencies), 3),
+    }
+    lat = report["latency_ms"]
+    print(f"planning query, {args.objects}-object scenes, {report['queries']} queries ({model.tokenizer.kind}):")
+    print("| p50 ms | p90 ms | p99 ms | max ms | prompt tokens | plan tokens | exact match |")
+    print("|---|---|---|---|---|---|---|")
+    print(f"| {lat['p50']} | {lat['p90']} | {lat['p99']} | {lat['max']} | {report['prompt_tokens_mean']} | "
+          f"{report['plan_tokens_mean']} | {report['exact_match']:.1%} |")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
