@@ -65,11 +65,17 @@ def encode_example(tokenizer, example: dict):
     return ids, targets
 
 
-def length_bucketed_batches(tokenizer, rng: random.Random, batch_size: int, pool: int = 8):
-    """`pool` batches at a time from examples sorted by length: less padding, the same data distribution."""
+def length_bucketed_batches(tokenizer, rng: random.Random, batch_size: int, context: int, pool: int = 8):
+    """`pool` batches at a time from examples sorted by length: less padding, the same data distribution.
+    Examples longer than the context (a rare long, noisy, spelled compound) are drawn again: the engine could
+    not serve them either."""
     sample = training_sampler(tokenizer.kind)
     while True:
-        rows = [encode_example(tokenizer, sample(rng)) for _ in range(batch_size * pool)]
+        rows = []
+        while len(rows) < batch_size * pool:
+            row = encode_example(tokenizer, sample(rng))
+            if len(row[0]) <= context:
+                rows.append(row)
         rows.sort(key=lambda row: len(row[0]))
         batches = [rows[k:k + batch_size] for k in range(0, len(rows), batch_size)]
         rng.shuffle(batches)
@@ -98,6 +104,7 @@ def collate(tokenizer, rows: list):
 def greedy_decode(model: Planner, tokenizer, prompts, max_new_tokens: int = 64) -> list:
     """Batched greedy decoding with the KV cache, prompts left-padded (as the engine does)."""
     width = max(len(p.tokens) for p in prompts)
+    max_new_tokens = min(max_new_tokens, model.config.context_length - width)  # positions past it do not exist
     batch = len(prompts)
     input_ids = torch.full((batch, width), tokenizer.pad_id, dtype=torch.long)
     mask = torch.zeros((batch, width), dtype=torch.long)
@@ -165,7 +172,7 @@ def train(args) -> dict:
     started = time.monotonic()
     deadline = started + args.minutes * 60
     step = 0
-    batches = length_bucketed_batches(tokenizer, rng, args.batch)
+    batches = length_bucketed_batches(tokenizer, rng, args.batch, args.context)
     while step < args.steps and time.monotonic() < deadline:
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, args.steps, args.lr, args.warmup)
