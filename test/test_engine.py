@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from wafer_reasoner.engine.planner_model import DEFAULT_MODEL_DIR, MODEL_FILE, ModelLoadError, PlannerModel
-from wafer_reasoner.engine.prompt import build_prompt
+from wafer_reasoner.engine.prompt import KIND_V1, build_prompt
 from wafer_reasoner.planner.scene import NamedPlace
+from wafer_reasoner.training import speech_corpus
 from wafer_reasoner.training.corpus import sample_example
 from wafer_reasoner.training.evaluate import evaluate, heldout_examples
 
@@ -19,6 +20,15 @@ pytestmark = pytest.mark.skipif(
 )
 
 V0_HELDOUT_FLOOR = 0.70  # issue #2: at least 70% exact match on held-out phrasing families
+# The shipped v1 model's numbers (make eval, 200 per category, 2026-11-30: colours 71.0, compose3 27.5, compose4
+# 15.0, labels 85.5, noisy 87.5, phrasing 86.5; all 62.2; clarify precision 85.3) less 5 points: regression
+# floors, so an engine or prompt change that costs accuracy fails here. They are NOT issue #3's targets (95% all,
+# 90% per category, 95% clarify precision), which this model does not reach yet.
+V1_CATEGORY_FLOORS = {"colours": 0.66, "compose3": 0.22, "compose4": 0.10, "labels": 0.80, "noisy": 0.82,
+                      "phrasing": 0.81}
+V1_OVERALL_FLOOR = 0.57
+V1_CLARIFY_PRECISION_FLOOR = 0.80
+V1_PER_CATEGORY = 200
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +60,7 @@ def test_session_has_the_genai_decoder_layout(model):
 
 def test_cached_decoding_matches_recomputing_the_whole_sequence(model):
     example = sample_example(random.Random(3), 0)
-    prompt = build_prompt(example["scene"], example["say"])
+    prompt = build_prompt(example["scene"], example["say"], model.tokenizer)
     ids = np.array([[model.tokenizer.id(t) for t in prompt.tokens]], dtype=np.int64)  # [1, S]
     # with the cache: prefill all but the last token, then feed the last one
     _, past = model._step(ids[:, :-1], np.ones_like(ids[:, :-1]), model._empty_past(1))
@@ -61,7 +71,7 @@ def test_cached_decoding_matches_recomputing_the_whole_sequence(model):
 
 def test_left_padding_does_not_change_the_logits(model):
     example = sample_example(random.Random(4), 0)
-    prompt = build_prompt(example["scene"], example["say"])
+    prompt = build_prompt(example["scene"], example["say"], model.tokenizer)
     ids = np.array([[model.tokenizer.id(t) for t in prompt.tokens]], dtype=np.int64)
     padded = np.concatenate([np.full((1, 3), model.tokenizer.pad_id, dtype=np.int64), ids], axis=1)
     mask = np.concatenate([np.zeros((1, 3), dtype=np.int64), np.ones_like(ids)], axis=1)
@@ -84,9 +94,21 @@ def test_shipped_model_meets_the_v0_heldout_floor(model):
     assert report["exact_match"] >= V0_HELDOUT_FLOOR, report["error_samples"][:5]
 
 
+def test_shipped_v1_model_holds_its_numbers_on_every_heldout_category(model):
+    if model.tokenizer.kind != KIND_V1:
+        pytest.skip("the shipped model reads v0 prompts; its floor is the v0 one")
+    report = evaluate(model, speech_corpus.heldout_examples(V1_PER_CATEGORY))
+    per_category = {name: row["exact_match"] for name, row in report["per_category"].items()}
+    assert set(per_category) == set(V1_CATEGORY_FLOORS)
+    below = {name: value for name, value in per_category.items() if value < V1_CATEGORY_FLOORS[name]}
+    assert not below, (below, report["error_samples"][:5])
+    assert report["exact_match"] >= V1_OVERALL_FLOOR
+    assert report["clarify_precision"] >= V1_CLARIFY_PRECISION_FLOOR
+
+
 def test_prompt_too_long_is_a_clear_error(model):
     example = sample_example(random.Random(6), 0)
-    many_places = tuple(NamedPlace(f"storage_room_{k}", 0.0, float(k)) for k in range(60))
+    many_places = tuple(NamedPlace(f"storage_room_{k}", 0.0, float(k)) for k in range(120))
     with pytest.raises(ValueError, match="tokens"):
         model.generate(replace(example["scene"], places=many_places), example["say"])
 
