@@ -7,21 +7,9 @@ import pytest
 from wafer_reasoner.emulator import calibration
 from wafer_reasoner.emulator.datafiles import SOURCE_CONFIG
 from wafer_reasoner.emulator.figures import FIGURES
-from wafer_reasoner.emulator.hardware import load_hardware
-from wafer_reasoner.emulator.targets import load_targets
 
 DOCS = SOURCE_CONFIG.parent / "docs" / "emulator.md"
 CALIBRATION_ROWS = {"waferllm-8b-420", "waferllm-8b-660", "a100x1-8b", "a100x8-8b", "h200-70b-spec"}
-
-
-@pytest.fixture(scope="module")
-def profiles():
-    return load_hardware()
-
-
-@pytest.fixture(scope="module")
-def targets():
-    return load_targets()
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from wafer_reasoner.emulator import Emulator, load_hardware, load_targets
+from wafer_reasoner.emulator import Emulator, load_targets
 from wafer_reasoner.emulator.deadline import (
     EmulatedBestOfN,
     batch_time,
@@ -20,11 +20,6 @@ from wafer_reasoner.training.corpus import sample_example
 TINY = Path(__file__).resolve().parent / "data" / "tiny_planner"
 PROMPT_TOKENS = 60
 LENGTHS = (9, 12, 7, 20, 11, 9, 15, 10)  # generated tokens of 8 candidates, row order
-
-
-@pytest.fixture(scope="module")
-def profiles():
-    return load_hardware()
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,6 @@ from wafer_reasoner.emulator import (
     SpeculativeSettings,
     emulator_from_config,
     known_targets,
-    load_hardware,
-    load_targets,
     select,
 )
 from wafer_reasoner.emulator.datafiles import SOURCE_CONFIG, read_yaml
@@ -23,16 +21,6 @@ PLANNER_GENAI_CONFIG = {  # genai_config.json as training/export.py writes it (n
               "decoder": {"head_size": 32, "hidden_size": 128, "num_attention_heads": 4, "num_key_value_heads": 4,
                           "num_hidden_layers": 4}},
 }
-
-
-@pytest.fixture(scope="module")
-def profiles():
-    return load_hardware()
-
-
-@pytest.fixture(scope="module")
-def targets():
-    return load_targets()
 
 
 @pytest.fixture

@@ -21,16 +21,6 @@ PLANNER_GENAI_CONFIG = {  # the layout training/export.py genai_config() writes 
 }
 
 
-@pytest.fixture(scope="module")
-def targets():
-    return load_targets()
-
-
-@pytest.fixture(scope="module")
-def profiles():
-    return load_hardware()
-
-
 def write_planner_config(folder, config=PLANNER_GENAI_CONFIG):
     (folder / "genai_config.json").write_text(json.dumps(config))
     return folder
