@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from wafer_reasoner.emulator.deadline import EmulatedBestOfN
+from wafer_reasoner.engine.planner_model import verified_plans
 from wafer_reasoner.planner.executor import (
     ArmTarget,
     CancelGoals,
@@ -80,7 +81,8 @@ class Lockstep:
         if is_stop_command(text):
             self._held.clear()
             self._apply(self.executor.stop(now_s))
-        wrapped = EmulatedBestOfN(self.model, self.emulator, deadline_ms=self.deadline_ms)
+        wrapped = EmulatedBestOfN(self.model, self.emulator, deadline_ms=self.deadline_ms,
+                                  accept=verified_plans(scene, self.limits, now_s=now_s))  # as the node does
         result = answer(wrapped, scene, text, self.limits, now_s=now_s)
         choice = wrapped.last_choice
         emulated_ms = choice.timing.emulated_ms if choice else 0.0
