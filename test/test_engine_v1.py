@@ -1,7 +1,8 @@
-"""The engine runs a v1 model (spelled, speech-normalised prompts) in its own format: prompt, grammar, decode.
+"""The engine runs v1 and v2 models (spelled, speech-normalised prompts; v2 with mentions grounded in the
+prompt) in their own format: prompt, grammar, decode.
 
-A tiny random v1 model (test/data/tiny_planner_v1, made by test/data/make_tiny_planner.py v1) stands in for a
-trained one, so this needs no torch and holds whatever the shipped model's format is.
+Tiny random models (test/data/tiny_planner_v1 and _v2, made by test/data/make_tiny_planner.py v1 / v2) stand in
+for trained ones, so this needs no torch and holds whatever the shipped model's format is.
 """
 
 import random
@@ -12,17 +13,23 @@ import pytest
 from wafer_reasoner.engine.fast_engine import EngineConfig
 from wafer_reasoner.engine.grammar import grammar_for_query
 from wafer_reasoner.engine.planner_model import PlannerModel
-from wafer_reasoner.engine.prompt import EOS, KIND_V1, build_prompt
+from wafer_reasoner.engine.prompt import EOS, KIND_V1, KIND_V2, build_prompt
 from wafer_reasoner.planner.language import parse_plan
 from wafer_reasoner.planner.scene import Scene, SceneObject
 from wafer_reasoner.training import speech_corpus
 
-TINY_V1 = Path(__file__).resolve().parent / "data" / "tiny_planner_v1"
+DATA = Path(__file__).resolve().parent / "data"
+TINY = {KIND_V1: DATA / "tiny_planner_v1", KIND_V2: DATA / "tiny_planner_v2"}
+
+
+@pytest.fixture(scope="module", params=sorted(TINY))
+def kind(request):
+    return request.param
 
 
 @pytest.fixture(scope="module")
-def model():
-    return PlannerModel(TINY_V1)
+def model(kind):
+    return PlannerModel(TINY[kind])
 
 
 def cases(count: int) -> list:
@@ -31,8 +38,8 @@ def cases(count: int) -> list:
     return [e for name in speech_corpus.HELDOUT_CATEGORIES for e in speech_corpus.heldout_set(name, per)]
 
 
-def test_the_model_reads_prompts_in_the_format_it_was_trained_with(model):
-    assert model.tokenizer.kind == KIND_V1
+def test_the_model_reads_prompts_in_the_format_it_was_trained_with(model, kind):
+    assert model.tokenizer.kind == kind
     scene = Scene(objects=(SceneObject("stapler_1", "stapler", "", x=1.0, y=0.0),))
     prompt = model.fit_prompt(scene, "um could you bring me the stapler")
     assert prompt == build_prompt(scene, "um could you bring me the stapler", model.tokenizer)
@@ -62,9 +69,9 @@ def test_every_constrained_output_parses_on_held_out_speech(model):
     assert checked >= 100
 
 
-def test_fast_unconstrained_greedy_equals_the_reference_loop_on_v1_prompts():
-    fast = PlannerModel(TINY_V1, engine_config=EngineConfig(constrained=False, prefix_cache=0, draft_tokens=0))
-    reference = PlannerModel(TINY_V1, engine="v0")
+def test_fast_unconstrained_greedy_equals_the_reference_loop_on_speech_prompts(kind):
+    fast = PlannerModel(TINY[kind], engine_config=EngineConfig(constrained=False, prefix_cache=0, draft_tokens=0))
+    reference = PlannerModel(TINY[kind], engine="v0")
     for example in random.Random(4).sample(cases(70), 12):
         assert fast.generate(example["scene"], example["say"]).text == \
             reference.generate(example["scene"], example["say"]).text

@@ -2,6 +2,7 @@
 
     PYTHONPATH=. /path/to/python-with-torch test/data/make_tiny_planner.py      # -> test/data/tiny_planner/
     PYTHONPATH=. /path/to/python-with-torch test/data/make_tiny_planner.py v1   # -> test/data/tiny_planner_v1/
+    PYTHONPATH=. /path/to/python-with-torch test/data/make_tiny_planner.py v2   # -> test/data/tiny_planner_v2/
 
 Same ONNX layout, tokenizer and genai_config.json as the shipped model (training/export.py), but 2 layers of
 width 32 with fixed seeded weights. The embeddings are drawn wider than training's init (std 0.5, not 0.02) so the
@@ -15,15 +16,16 @@ from pathlib import Path
 
 import torch
 
-from wafer_reasoner.engine.prompt import KIND_V0, KIND_V1
+from wafer_reasoner.engine.prompt import KIND_V0, KIND_V1, KIND_V2
 from wafer_reasoner.training.export import export_model
 from wafer_reasoner.training.model import Planner, PlannerConfig
 from wafer_reasoner.training.vocab import build_tokenizer
 
 OUT_DIRS = {"v0": Path(__file__).resolve().parent / "tiny_planner",  # word prompts (the v0 format)
-            "v1": Path(__file__).resolve().parent / "tiny_planner_v1"}  # spelled, speech-normalised prompts
+            "v1": Path(__file__).resolve().parent / "tiny_planner_v1",  # spelled, speech-normalised prompts
+            "v2": Path(__file__).resolve().parent / "tiny_planner_v2"}  # v1 with mentions grounded in the prompt
 SEED = 20261130
-FORMAT_KINDS = {"v0": KIND_V0, "v1": KIND_V1}
+FORMAT_KINDS = {"v0": KIND_V0, "v1": KIND_V1, "v2": KIND_V2}
 
 
 def tiny_planner(vocab_size: int) -> Planner:

@@ -12,7 +12,8 @@ form of a plan that ``planner.language.parse_plan`` accepts, and only references
   the labels that two or more scene objects share; ``clarify`` is only ever the whole plan;
 - ``stop()`` and ``follow(...)`` end the plan (the verifier would refuse anything after them);
 - numbers: an optional ``-`` (rotate only; a wait is never negative), 1-4 integer digits without a leading zero,
-  optionally ``.`` and 1-3 decimals.
+  optionally ``.`` and 1-3 decimals; with the speech formats (v1, v2) only the numbers that were said (a rotate
+  also +-90 and 180, which "turn left" and "turn around" ask for without a number).
 
 Nodes that cannot reach ``final`` (an empty place list, no objects in view) are pruned, so the decoder never walks
 into a dead end. ``dist[node]`` is the fewest tokens from ``node`` to ``final``; a ``Cursor`` only offers tokens
@@ -186,6 +187,27 @@ class GrammarRefs:
     people: tuple = (SPEAKER,)  # person ids
     not_found_labels: tuple = ()  # labels clarify(not_found:...) may name
     ambiguous_labels: tuple = ()  # labels clarify(ambiguous:...) may name
+    numbers: tuple | None = None  # literals rotate(...) / wait(...) may take ("273", "1.5"); None: any number
+
+
+# a rotation a speaker may ask for without saying a number ("turn around", "turn left")
+UNSAID_ROTATIONS = ("180", "90", "-90")
+_NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
+
+
+def said_numbers(words, utterance: str) -> tuple:
+    """Number literals said: runs of digit words of the normalised speech ("ninety degrees" -> 9 0 -> "90") and
+    the numbers written in the utterance itself ("1.5"). A plan copies these, so a number cannot be cut short
+    (rotate(27) for "273 degrees")."""
+    found, run = set(_NUMBER_RE.findall(utterance)), ""
+    for word in [*words, ""]:
+        if word.isdigit():
+            run += word
+        elif run:
+            found.add(run)
+            run = ""
+    return tuple(sorted(n for n in found if len(n.split(".")[0]) <= MAX_INTEGER_DIGITS
+                        and len(n.partition(".")[2]) <= MAX_DECIMALS))
 
 
 def said_word_lists(tokenizer: Tokenizer, scene, utterance: str) -> list:
@@ -217,7 +239,11 @@ def refs_for_query(tokenizer: Tokenizer, prompt: Prompt, scene, utterance: str) 
             for n in range(1, MAX_LABEL_WORDS + 1)
             for start in range(len(words) - n + 1)
         }
+    numbers = None
+    if tokenizer.format.speech:
+        numbers = said_numbers(hear(scene, utterance, tokenizer.format).words, utterance)
     return GrammarRefs(
+        numbers=numbers,
         slots=len(prompt.slot_ids),
         places=tuple(sorted({place.name for place in scene.places})),
         people=tuple(sorted({SPEAKER, *(person.id for person in scene.people)})),
@@ -269,13 +295,19 @@ class _Builder:
 
     def names(self, names, then: str, target: int) -> int:
         """A trie of the spellable names; each complete name continues with ``then`` to ``target``."""
+        spelled = (spell(self.tokenizer, name) for name in names)
+        return self.trie([ids for ids in spelled if ids is not None], then, target)
+
+    def literals(self, literals, then: str, target: int) -> int:
+        """A trie of number literals ("-90", "1.5"), one token per character."""
+        return self.trie([tuple(self.tokenizer.ids[c] for c in literal) for literal in literals], then, target)
+
+    def trie(self, sequences, then: str, target: int) -> int:
+        """A trie of token-id sequences; each complete one continues with ``then`` to ``target``."""
         root = self.node()
         edges, first, tokenizer = self.edges, self.first, self.tokenizer  # the loop below is step() and link()
         then_id = tokenizer.ids[then]
-        for name in names:
-            spelled = spell(tokenizer, name)
-            if spelled is None:
-                continue
+        for spelled in sequences:
             node = root
             for token_id in spelled:
                 out = edges[node - first]
@@ -367,7 +399,11 @@ def _skeleton(tokenizer: Tokenizer, refs: GrammarRefs) -> PlanGrammar:
     b.link(handover, "obj:", b.slots(refs.slots, ", ", handover_person))
     follow = b.node()
     b.link(follow, "person:", person_then_end)
-    rotate, wait = b.numbers(")", after_step)  # a wait is never negative
+    if refs.numbers is None:
+        rotate, wait = b.numbers(")", after_step)  # a wait is never negative
+    else:
+        signed = {*refs.numbers, *(f"-{n}" for n in refs.numbers), *UNSAID_ROTATIONS}
+        rotate, wait = b.literals(sorted(signed), ")", after_step), b.literals(refs.numbers, ")", after_step)
 
     for start in (first, later):
         for token, target in (

@@ -40,6 +40,7 @@ import re
 import string
 from dataclasses import dataclass
 
+from wafer_reasoner.engine.grounding import near_neighbour, read_references, resolve_reference
 from wafer_reasoner.planner.scene import Scene, distance
 
 PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
@@ -59,7 +60,6 @@ MENTION_TOKENS_V1 = tuple(f"@{k}" for k in range(1, 7))  # three clauses of up t
 WORD_START_LETTERS = tuple(string.ascii_uppercase)
 LETTERS = tuple(f"##{c}" for c in string.ascii_lowercase)
 _LETTER_TEXT = {**{t: t.lower() for t in WORD_START_LETTERS}, **{t: t[2:] for t in LETTERS}}
-NEAR_RADIUS_M = 1.2
 MAX_UTTERANCE_WORDS = 64
 SPELLING_VARIANTS = {"grey": "gray", "colour": "color"}  # one spelling per word, in speech and in perception
 HEARD_AS = {"read": "red", "blew": "blue"}  # v1: homophones a recogniser writes for colour words
@@ -74,6 +74,8 @@ _NAME_RE = re.compile(r"[a-z0-9_]+")  # plan names the tokenizer can write (lowe
 
 KIND_V0 = "wafer_reasoner-words-v0"
 KIND_V1 = "wafer_reasoner-spell-v1"
+KIND_V2 = "wafer_reasoner-resolved-v2"
+AMBIGUOUS, MISSING = "<ambiguous>", "<missing>"  # v2: what a mention resolves to when it is not one object
 
 
 @dataclass(frozen=True)
@@ -87,16 +89,21 @@ class PromptFormat:
     tolerant: bool = False  # labels and places match plural / one-typo forms; the mention is rewritten canonically
     mentioned_only: bool = False  # the scene section lists only objects whose label was said (and the held one)
     near_tags: bool = False  # "near @k" instead of "near <label words>"
+    resolved: bool = False  # v2: every mention tagged, grounded here (engine/grounding.py), one answer per mention
 
     def required_tokens(self) -> tuple:
         extra = (*WORD_START_LETTERS, *LETTERS) if self.spelled else ()
+        extra += (AMBIGUOUS, MISSING) if self.resolved else ()
         return (PAD, BOS, EOS, UNK, *SECTION_TOKENS, *PLAN_TOKENS, *DIGITS, *SLOT_TOKENS, *self.mention_tokens, *extra)
 
 
 V0 = PromptFormat(KIND_V0, MENTION_TOKENS)
 V1 = PromptFormat(KIND_V1, MENTION_TOKENS_V1, spelled=True, speech=True, tolerant=True, mentioned_only=True,
                   near_tags=True)
-FORMATS = {fmt.kind: fmt for fmt in (V0, V1)}
+MENTION_TOKENS_V2 = tuple(f"@{k}" for k in range(1, 9))  # four clauses of a label and an anchor each
+V2 = PromptFormat(KIND_V2, MENTION_TOKENS_V2, spelled=True, speech=True, tolerant=True, mentioned_only=True,
+                  near_tags=True, resolved=True)
+FORMATS = {fmt.kind: fmt for fmt in (V0, V1, V2)}
 
 
 class Tokenizer:
@@ -190,10 +197,13 @@ def _number_at(words: list, start: int):
     return (value or 0) + rest, index - start
 
 
-def speech_words(text: str) -> list:
+def speech_words(text: str, destutter: bool = False) -> list:
     """v1 normalisation of speech: utterance_words without fillers, and spoken numbers that precede a unit
-    ('ninety degrees', 'one hundred and twenty seconds') as digits."""
+    ('ninety degrees', 'one hundred and twenty seconds') as digits; ``destutter`` (v2) also drops a word said
+    twice in a row ('the the cup')."""
     words = [word for word in utterance_words(text) if word not in FILLERS]
+    if destutter:
+        words = [w for k, w in enumerate(words) if k == 0 or w != words[k - 1] or not w.isalpha()]
     out, index = [], 0
     while index < len(words):
         number = _number_at(words, index)
@@ -248,10 +258,11 @@ def _matches_at(words: list, start: int, phrase: list, tolerant: bool, exact_wor
         said == word or (said not in exact_words and word_matches(said, word)) for said, word in zip(window, phrase))
 
 
-def mention_spans(words: list, labels, tolerant: bool = False) -> list:
-    """[(label, start, end)] of the first mention of each label, in utterance order; a longer label wins over a
-    shorter one at the same place ('coffee mug' over 'mug'), an exact match over a tolerant one. Tolerant matching
-    also looks past a first occurrence that a longer label covers."""
+def mention_spans(words: list, labels, tolerant: bool = False, every: bool = False) -> list:
+    """[(label, start, end)] of the first mention of each label (``every``: of every mention, a stutter such as
+    "cups cups" counted once), in utterance order; a longer label wins over a shorter one at the same place
+    ('coffee mug' over 'mug'), an exact match over a tolerant one. Tolerant matching also looks past a first
+    occurrence that a longer label covers."""
     labels = set(labels)
     exact_words = frozenset(w for label in labels for w in label_words(label))
     found = []
@@ -264,7 +275,10 @@ def mention_spans(words: list, labels, tolerant: bool = False) -> list:
     spans, covered = [], set()
     for start, negative_length, _, label in found:
         span = set(range(start, start - negative_length))
-        if span & covered or any(label == other for other, _, _ in spans):
+        if span & covered:
+            continue
+        if any(label == other and (not every or end == start) for other, _, end in spans):
+            covered |= span  # a later mention of a label (every: a stutter) is not another mention
             continue
         covered |= span
         spans.append((label, start, start - negative_length))
@@ -291,15 +305,6 @@ def mark_places(words: list, places, tolerant: bool = False) -> list:
             marked += [PLACE_MARK, *phrase]
             index += len(phrase)
     return marked
-
-
-def near_neighbour(scene: Scene, obj):
-    """The closest object of another label within NEAR_RADIUS_M of obj, or None ("the X near the Y")."""
-    others = [o for o in scene.objects if o.id != obj.id and o.label != obj.label]
-    if not others:
-        return None
-    best = min(others, key=lambda o: distance(o.x, o.y, obj.x, obj.y))
-    return best if distance(best.x, best.y, obj.x, obj.y) <= NEAR_RADIUS_M else None
 
 
 def select_objects(scene: Scene, mentioned: dict, mentioned_only: bool = False) -> list:
@@ -344,8 +349,8 @@ def hear(scene: Scene, utterance: str, fmt: PromptFormat = V0) -> Heard:
     """Normalise the utterance, find the scene's labels in it and write the <say> section's words. v1 tags each
     mention (``@k``) and writes it, like a place, as the scene spells it: a model that copies a label from
     the utterance (``clarify(ambiguous:cup)`` after "the cups") copies the scene's spelling."""
-    words = speech_words(utterance) if fmt.speech else utterance_words(utterance)
-    spans = tuple(mention_spans(words, [o.label for o in scene.objects], fmt.tolerant))
+    words = speech_words(utterance, fmt.resolved) if fmt.speech else utterance_words(utterance)
+    spans = tuple(mention_spans(words, [o.label for o in scene.objects], fmt.tolerant, every=fmt.resolved))
     said = words
     if fmt.near_tags:
         said, index = [], 0
@@ -366,12 +371,14 @@ def build_prompt(scene: Scene, utterance: str, tokenizer: Tokenizer | None = Non
     fmt = tokenizer.format if tokenizer is not None else V0
     write = tokenizer.word_tokens if tokenizer is not None else (lambda word: [word])
     heard = hear(scene, utterance, fmt)
-    words, mentioned = list(heard.words), heard.mentioned()
-    span_of = {label: (start, end) for label, start, end in heard.spans}
     tokens = [BOS, "<places>"]
     for index, place in enumerate(scene.places):
         tokens += ([","] if index else []) + [t for w in label_words(place.name) for t in write(w)]
     tokens += ["<say>", *[t for w in heard.said for t in write(w)], "<scene>"]
+    if fmt.resolved:
+        return _resolved_scene(scene, heard, tokenizer, tokens)
+    words, mentioned = list(heard.words), heard.mentioned()
+    span_of = {label: (start, end) for label, start, end in heard.spans}
     objects = select_objects(scene, mentioned, fmt.mentioned_only)
     for slot, obj in enumerate(objects):
         order = mentioned.get(obj.label)
@@ -393,6 +400,26 @@ def build_prompt(scene: Scene, utterance: str, tokenizer: Tokenizer | None = Non
     held = next((k for k, o in enumerate(objects) if o.id == scene.holding), None)
     tokens += ["<hold>", SLOT_TOKENS[held] if held is not None else "none", "<plan>"]
     return Prompt(tuple(tokens), tuple(o.id for o in objects))
+
+
+def _resolved_scene(scene: Scene, heard: Heard, tokenizer: Tokenizer, tokens: list) -> Prompt:
+    """v2 scene section: ``@k`` and what the k-th mention grounds to (a slot, <ambiguous>, <missing>), then the
+    held object. Slots are numbered in order of first use."""
+    known = (lambda word: word in tokenizer.ids) if tokenizer is not None else (lambda word: True)
+    references = read_references(list(heard.words), list(heard.spans), scene, known)
+    slot_ids = []
+
+    def slot(object_id: str) -> str:
+        if object_id not in slot_ids:
+            slot_ids.append(object_id)
+        return SLOT_TOKENS[slot_ids.index(object_id)]
+
+    for tag, reference in zip(tokenizer.format.mention_tokens, references):
+        meant = resolve_reference(scene, reference)
+        tokens += [tag, AMBIGUOUS if meant == "ambiguous" else MISSING if meant == "missing" else slot(meant.id)]
+    tokens += ["<hold>", slot(scene.holding) if any(o.id == scene.holding for o in scene.objects) else "none",
+               "<plan>"]
+    return Prompt(tuple(tokens), tuple(slot_ids))
 
 
 def plan_to_tokens(plan: str, prompt: Prompt, tokenizer: Tokenizer | None = None) -> list:

@@ -15,7 +15,8 @@ import math
 import random
 from dataclasses import dataclass
 
-from wafer_reasoner.engine.prompt import NEAR_RADIUS_M, near_neighbour
+from wafer_reasoner.engine import grounding
+from wafer_reasoner.engine.grounding import NEAR_RADIUS_M
 from wafer_reasoner.planner.language import (
     Clarify,
     Follow,
@@ -174,21 +175,14 @@ def label_key(text: str) -> str:
 
 
 def resolve(scene: Scene, expr: Expression) -> SceneObject:
-    """The contract's grounding rules; raises NeedsClarify."""
-    matches = [o for o in scene.objects if o.label == expr.label]
-    if expr.color:
-        matches = [o for o in matches if o.color == expr.color]
-    if expr.near_label:
-        matches = [o for o in matches if (n := near_neighbour(scene, o)) is not None and n.label == expr.near_label]
-    if not matches:
+    """The contract's grounding rules (engine/grounding.py, shared with the v2 prompt builder); raises
+    NeedsClarify."""
+    meant = grounding.resolve(scene, expr.label, expr.color, expr.superlative, expr.near_label)
+    if meant == "missing":
         raise NeedsClarify(Clarify("not_found", expr.label))
-    if expr.superlative:
-        robot = scene.robot
-        key = lambda o: distance(o.x, o.y, robot.x, robot.y)  # noqa: E731
-        return max(matches, key=key) if expr.superlative == "farthest" else min(matches, key=key)
-    if len(matches) > 1:
+    if meant == "ambiguous":
         raise NeedsClarify(Clarify("ambiguous", expr.label))
-    return matches[0]
+    return meant
 
 
 class SceneBuilder:

@@ -1,9 +1,10 @@
 """Train the planner from scratch on the generated corpus and export it (``make train``).
 
-    python -m wafer_reasoner.training.train [--format v1] [--minutes M] [--out wafer_reasoner/models]
+    python -m wafer_reasoner.training.train [--format v2] [--minutes M] [--out runs/planner_v2]
 
-``--format`` picks the prompt/tokenizer format and its recipe (RECIPES; other flags override it): ``v1`` (the
-default, issue 3: speech corpus, spelled open vocabulary) or ``v0`` (the shipped model's recipe, reproducible).
+``--format`` picks the prompt/tokenizer format and its recipe (RECIPES; other flags override it): ``v2`` (the
+default, issue 3: speech corpus, spelled open vocabulary, mentions grounded by the prompt builder), ``v1`` (the
+same without grounding) or ``v0`` (the first model's recipe, reproducible).
 Fixed seed; the corpus is generated on the fly (no data set on disk). Every ``--eval-every`` steps the
 learning curve (loss, exact match on train-family and held-out examples) is printed and appended to
 ``<out>/training_log.json``.
@@ -21,7 +22,7 @@ from pathlib import Path
 import torch
 from torch.nn import functional as F
 
-from wafer_reasoner.engine.prompt import KIND_V0, KIND_V1, build_prompt, plan_to_tokens, tokens_to_plan
+from wafer_reasoner.engine.prompt import KIND_V0, KIND_V1, KIND_V2, build_prompt, plan_to_tokens, tokens_to_plan
 from wafer_reasoner.training import speech_corpus
 from wafer_reasoner.training.corpus import sample_example
 from wafer_reasoner.training.model import Planner, PlannerConfig
@@ -34,6 +35,8 @@ RECIPES = {
                context=256, warmup=200, eval_every=500, out="wafer_reasoner/models"),
     "v1": dict(kind=KIND_V1, minutes=110.0, steps=6500, batch=64, lr=1.5e-3, hidden=192, layers=4, heads=4,
                context=320, warmup=300, eval_every=1000, out="runs/planner_v1"),
+    "v2": dict(kind=KIND_V2, minutes=110.0, steps=6500, batch=64, lr=1.5e-3, hidden=192, layers=4, heads=4,
+               context=256, warmup=300, eval_every=1000, out="runs/planner_v2"),
 }
 
 
@@ -41,6 +44,8 @@ def training_sampler(kind: str):
     """rng -> one training example of the format's corpus."""
     if kind == KIND_V0:
         return lambda rng: sample_example(rng, 0)
+    if kind == KIND_V2:
+        return lambda rng: speech_corpus.sample(rng, speech_corpus.TRAIN_V2)
     return speech_corpus.sample
 
 
@@ -65,17 +70,26 @@ def encode_example(tokenizer, example: dict):
     return ids, targets
 
 
-def length_bucketed_batches(tokenizer, rng: random.Random, batch_size: int, context: int, pool: int = 8):
+def length_bucketed_batches(tokenizer, rng: random.Random, batch_size: int, context: int, pool: int = 8,
+                            skipped: dict | None = None):
     """`pool` batches at a time from examples sorted by length: less padding, the same data distribution.
     Examples longer than the context (a rare long, noisy, spelled compound) are drawn again: the engine could
-    not serve them either."""
+    not serve them either. So are (v2) examples whose gold plan names an object the prompt builder's grounding
+    did not find; ``skipped`` counts both, and the log reports them."""
     sample = training_sampler(tokenizer.kind)
+    skipped = {} if skipped is None else skipped
     while True:
         rows = []
         while len(rows) < batch_size * pool:
-            row = encode_example(tokenizer, sample(rng))
+            try:
+                row = encode_example(tokenizer, sample(rng))
+            except ValueError:
+                skipped["not_expressible"] = skipped.get("not_expressible", 0) + 1
+                continue
             if len(row[0]) <= context:
                 rows.append(row)
+            else:
+                skipped["too_long"] = skipped.get("too_long", 0) + 1
         rows.sort(key=lambda row: len(row[0]))
         batches = [rows[k:k + batch_size] for k in range(0, len(rows), batch_size)]
         rng.shuffle(batches)
@@ -172,7 +186,8 @@ def train(args) -> dict:
     started = time.monotonic()
     deadline = started + args.minutes * 60
     step = 0
-    batches = length_bucketed_batches(tokenizer, rng, args.batch, args.context)
+    log["skipped_examples"] = {}
+    batches = length_bucketed_batches(tokenizer, rng, args.batch, args.context, skipped=log["skipped_examples"])
     while step < args.steps and time.monotonic() < deadline:
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, args.steps, args.lr, args.warmup)
@@ -186,7 +201,8 @@ def train(args) -> dict:
         step += 1
         if step % 100 == 0:
             print(json.dumps({"step": step, "loss": round(loss.item(), 4),
-                              "s_per_step": round((time.monotonic() - started) / step, 3)}), flush=True)
+                              "s_per_step": round((time.monotonic() - started) / step, 3),
+                              "skipped": log["skipped_examples"]}), flush=True)
         if step % args.eval_every == 0 or step == args.steps:
             point = {
                 "step": step, "minutes": round((time.monotonic() - started) / 60, 2), "loss": round(loss.item(), 4),
@@ -208,7 +224,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", help="folder for planner.onnx and its files (v0: the shipped model's folder; v1: "
                         "runs/planner_v1, shipped by copying it to wafer_reasoner/models after `make eval`)")
-    parser.add_argument("--format", choices=sorted(RECIPES), default="v1",
+    parser.add_argument("--format", choices=sorted(RECIPES), default="v2",
                         help="prompt/tokenizer format and its recipe (v0: the shipped model's)")
     # unset flags take the format's recipe (RECIPES)
     parser.add_argument("--minutes", type=float, help="wall-clock budget for the training loop")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wafer_reasoner.engine.prompt import DIGITS, FORMATS, KIND_V0, KIND_V1, Tokenizer, utterance_words
+from wafer_reasoner.engine.prompt import DIGITS, FORMATS, KIND_V0, KIND_V1, KIND_V2, Tokenizer, utterance_words
 from wafer_reasoner.training import corpus, speech_corpus
 
 PLACEHOLDERS = {"o", "d", "p", "n", "b"}  # template fields; "a" is a real word as well as a field
@@ -40,4 +40,4 @@ def build_tokenizer(kind: str = KIND_V0) -> Tokenizer:
     return Tokenizer(fixed + sorted(words - set(fixed)), kind)
 
 
-__all__ = ["KIND_V0", "KIND_V1", "build_tokenizer", "corpus_words", "speech_words"]
+__all__ = ["KIND_V0", "KIND_V1", "KIND_V2", "build_tokenizer", "corpus_words", "speech_words"]
