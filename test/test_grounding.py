@@ -89,6 +89,7 @@ def test_modifiers_are_read_around_the_label():
     ("bring me the cup next to the table", ["cup_2", "table_3"]),
     ("bring me the cup next two the table", ["cup_2", "table_3"]),  # "to" heard as "two"
     ("bring me the cup next the table", ["cup_2", "table_3"]),  # "to" dropped
+    ("bring me the cup by bye the table", ["cup_2", "table_3"]),  # a stutter heard as a homophone
     ("bring me the the cups cups by the the table", ["cup_2", "table_3"]),  # stutters
     ("um give me the red cup then put the blue cup on the table", ["cup_1", "cup_2", "table_3"]),
 ])

@@ -34,7 +34,8 @@ HEARD_AS = {"read": "red", "blew": "blue"}  # homophones a recogniser writes for
 # "next to" heard as "next two" or with "to" dropped; "by" as "bye" / "buy"
 NEAR_PHRASES = (("next", "to"), ("next", "two"), ("next", "too"), ("close", "to"), ("near",), ("next",), ("by",),
                 ("bye",), ("buy",), ("beside",))
-_TO = frozenset({"to", "two", "too"})
+# a stuttered or misheard near word before the anchor: "next two to the", "by bye the"
+_SKIPPED_BEFORE_ANCHOR = frozenset({"to", "two", "too", "by", "bye", "buy", "near"})
 ABSENT = "<absent>"  # an anchor label the scene does not have: nothing is near it
 
 
@@ -121,7 +122,7 @@ def _anchor(words: list, end: int, starts: dict, known) -> str:
     else:
         return ""
     determiner = False
-    while index < len(words) and (words[index] in DETERMINERS or words[index] in _TO):  # "next two to the"
+    while index < len(words) and (words[index] in DETERMINERS or words[index] in _SKIPPED_BEFORE_ANCHOR):
         determiner |= words[index] in DETERMINERS
         index += 1
     if index in starts:
