@@ -172,3 +172,24 @@ def test_a_speech_grammar_writes_only_the_numbers_said(kind):
     assert grammar.accepts(plan("rotate(", "1", "8", "0", ")"))  # "turn around" says no number
     assert not grammar.accepts(plan("rotate(", "2", "7", ")"))  # cut short
     assert not grammar.accepts(plan("wait(", "5", ")"))  # never said
+
+
+def test_a_v2_grammar_refuses_about_a_scene_label_only_as_its_mentions_grounded(v2):
+    ids = v2.ids
+    scene = room()
+
+    def accepts(say, *tokens):
+        grammar = grammar_for_query(v2, build_prompt(scene, say, v2), scene, say)
+        pieces = [ids[t] if t in ids else None for t in tokens]
+        spelled = [list(v2.spell_name(t[1:])) if p is None else [p] for t, p in zip(tokens, pieces)]
+        return grammar.accepts([i for part in spelled for i in part] + [ids[EOS]])
+
+    assert accepts("bring me the cup", "clarify(", "ambiguous:", "=cup", ")")
+    assert not accepts("bring me the red cup", "clarify(", "ambiguous:", "=cup", ")")  # it grounded to one cup
+    assert not accepts("bring me the red cup", "clarify(", "not_found:", "=cup", ")")
+    assert accepts("bring me the pink cup", "clarify(", "not_found:", "=cup", ")")  # no cup is pink
+    assert accepts("bring me the thermos", "clarify(", "not_found:", "=thermos", ")")  # not a scene label
+    v1 = build_tokenizer(KIND_V1)  # v1 grounds nothing: any shared label may be called ambiguous
+    v1_grammar = grammar_for_query(v1, build_prompt(scene, "bring me the red cup", v1), scene, "bring me the red cup")
+    assert v1_grammar.accepts([v1.ids[t] for t in ("clarify(", "ambiguous:")] + list(v1.spell_name("cup"))
+                              + [v1.ids[")"], v1.ids[EOS]])

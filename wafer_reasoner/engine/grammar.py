@@ -9,7 +9,9 @@ form of a plan that ``planner.language.parse_plan`` accepts, and only references
 - ``person:`` takes ``user`` (the speaker is always addressable; the verifier checks that they are in view) and
   the ids of the people in the scene that the vocabulary can spell;
 - ``clarify(not_found:L)`` takes phrases of one to three words that were said; ``clarify(ambiguous:L)`` takes
-  the labels that two or more scene objects share; ``clarify`` is only ever the whole plan;
+  the labels that two or more scene objects share; ``clarify`` is only ever the whole plan; v2 (mentions grounded
+  in the prompt): ``ambiguous:`` only a label a mention of which grounded to several objects, ``not_found:`` a
+  scene label only when a mention of it grounded to none;
 - ``stop()`` and ``follow(...)`` end the plan (the verifier would refuse anything after them);
 - numbers: an optional ``-`` (rotate only; a wait is never negative), 1-4 integer digits without a leading zero,
   optionally ``.`` and 1-3 decimals; with the speech formats (v1, v2) only the numbers that were said (a rotate
@@ -35,6 +37,7 @@ from wafer_reasoner.engine.prompt import (
     SLOT_TOKENS,
     Prompt,
     Tokenizer,
+    grounded_mentions,
     hear,
     utterance_words,
 )
@@ -239,16 +242,23 @@ def refs_for_query(tokenizer: Tokenizer, prompt: Prompt, scene, utterance: str) 
             for n in range(1, MAX_LABEL_WORDS + 1)
             for start in range(len(words) - n + 1)
         }
+    ambiguous = {label for label, count in counts.items() if count >= 2}
     numbers = None
     if tokenizer.format.speech:
-        numbers = said_numbers(hear(scene, utterance, tokenizer.format).words, utterance)
+        heard = hear(scene, utterance, tokenizer.format)
+        numbers = said_numbers(heard.words, utterance)
+        if tokenizer.format.resolved:  # v2: refusals about a scene label follow what its mentions grounded to
+            grounded = grounded_mentions(scene, heard, tokenizer)
+            ambiguous = {reference.label for reference, meant in grounded if meant == "ambiguous"}
+            missing = {reference.label for reference, meant in grounded if meant == "missing"}
+            said -= set(counts) - missing
     return GrammarRefs(
         numbers=numbers,
         slots=len(prompt.slot_ids),
         places=tuple(sorted({place.name for place in scene.places})),
         people=tuple(sorted({SPEAKER, *(person.id for person in scene.people)})),
         not_found_labels=tuple(sorted(said)),
-        ambiguous_labels=tuple(sorted(label for label, count in counts.items() if count >= 2)),
+        ambiguous_labels=tuple(sorted(ambiguous)),
     )
 
 

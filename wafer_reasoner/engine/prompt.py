@@ -402,11 +402,15 @@ def build_prompt(scene: Scene, utterance: str, tokenizer: Tokenizer | None = Non
     return Prompt(tuple(tokens), tuple(o.id for o in objects))
 
 
+def grounded_mentions(scene: Scene, heard: Heard, tokenizer: Tokenizer) -> list:
+    """v2: (Reference, what it means: a SceneObject, "ambiguous" or "missing") per mention, in order."""
+    references = read_references(list(heard.words), list(heard.spans), scene, lambda word: word in tokenizer.ids)
+    return [(reference, resolve_reference(scene, reference)) for reference in references]
+
+
 def _resolved_scene(scene: Scene, heard: Heard, tokenizer: Tokenizer, tokens: list) -> Prompt:
     """v2 scene section: ``@k`` and what the k-th mention grounds to (a slot, <ambiguous>, <missing>), then the
     held object. Slots are numbered in order of first use."""
-    known = (lambda word: word in tokenizer.ids) if tokenizer is not None else (lambda word: True)
-    references = read_references(list(heard.words), list(heard.spans), scene, known)
     slot_ids = []
 
     def slot(object_id: str) -> str:
@@ -414,8 +418,7 @@ def _resolved_scene(scene: Scene, heard: Heard, tokenizer: Tokenizer, tokens: li
             slot_ids.append(object_id)
         return SLOT_TOKENS[slot_ids.index(object_id)]
 
-    for tag, reference in zip(tokenizer.format.mention_tokens, references):
-        meant = resolve_reference(scene, reference)
+    for tag, (_, meant) in zip(tokenizer.format.mention_tokens, grounded_mentions(scene, heard, tokenizer)):
         tokens += [tag, AMBIGUOUS if meant == "ambiguous" else MISSING if meant == "missing" else slot(meant.id)]
     tokens += ["<hold>", slot(scene.holding) if any(o.id == scene.holding for o in scene.objects) else "none",
                "<plan>"]
