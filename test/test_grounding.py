@@ -193,3 +193,16 @@ def test_a_v2_grammar_refuses_about_a_scene_label_only_as_its_mentions_grounded(
     v1_grammar = grammar_for_query(v1, build_prompt(scene, "bring me the red cup", v1), scene, "bring me the red cup")
     assert v1_grammar.accepts([v1.ids[t] for t in ("clarify(", "ambiguous:")] + list(v1.spell_name("cup"))
                               + [v1.ids[")"], v1.ids[EOS]])
+
+
+def test_a_v2_not_found_phrase_never_runs_into_a_function_word(v2):
+    scene, say = room(), "move over to the keys near the desk and afterwards spin left"
+    grammar = grammar_for_query(v2, build_prompt(scene, say, v2), scene, say)
+
+    def not_found(*words):
+        name = "_".join(words)
+        return grammar.accepts([v2.ids["clarify("], v2.ids["not_found:"], *v2.spell_name(name), v2.ids[")"],
+                                v2.ids[EOS]])
+
+    assert not_found("keys") and not_found("desk")
+    assert not not_found("desk", "and") and not not_found("the", "keys")

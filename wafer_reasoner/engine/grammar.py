@@ -11,7 +11,7 @@ form of a plan that ``planner.language.parse_plan`` accepts, and only references
 - ``clarify(not_found:L)`` takes phrases of one to three words that were said; ``clarify(ambiguous:L)`` takes
   the labels that two or more scene objects share; ``clarify`` is only ever the whole plan; v2 (mentions grounded
   in the prompt): ``ambiguous:`` only a label a mention of which grounded to several objects, ``not_found:`` a
-  scene label only when a mention of it grounded to none;
+  scene label only when a mention of it grounded to none, and no phrase with a function word ("desk and");
 - ``stop()`` and ``follow(...)`` end the plan (the verifier would refuse anything after them);
 - numbers: an optional ``-`` (rotate only; a wait is never negative), 1-4 integer digits without a leading zero,
   optionally ``.`` and 1-3 decimals; with the speech formats (v1, v2) only the numbers that were said (a rotate
@@ -193,6 +193,10 @@ class GrammarRefs:
     numbers: tuple | None = None  # literals rotate(...) / wait(...) may take ("273", "1.5"); None: any number
 
 
+# v2: words no object label contains, so a not_found: phrase never runs into them ("desk_and", "vacuum_the")
+FUNCTION_WORDS = frozenset({"a", "an", "the", "this", "that", "these", "those", "my", "your", "it", "me", "you", "i",
+                            "and", "then", "to", "in", "into", "on", "onto", "of", "at", "by", "near", "next",
+                            "for", "with", "from", "please", "after", "afterwards", "first", "finally"})
 # a rotation a speaker may ask for without saying a number ("turn around", "turn left")
 UNSAID_ROTATIONS = ("180", "90", "-90")
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
@@ -241,6 +245,7 @@ def refs_for_query(tokenizer: Tokenizer, prompt: Prompt, scene, utterance: str) 
             "_".join(words[start:start + n])
             for n in range(1, MAX_LABEL_WORDS + 1)
             for start in range(len(words) - n + 1)
+            if not (tokenizer.format.resolved and FUNCTION_WORDS.intersection(words[start:start + n]))
         }
     ambiguous = {label for label, count in counts.items() if count >= 2}
     numbers = None

@@ -35,7 +35,7 @@ RECIPES = {
                context=256, warmup=200, eval_every=500, out="wafer_reasoner/models"),
     "v1": dict(kind=KIND_V1, minutes=110.0, steps=6500, batch=64, lr=1.5e-3, hidden=192, layers=4, heads=4,
                context=320, warmup=300, eval_every=1000, out="runs/planner_v1"),
-    "v2": dict(kind=KIND_V2, minutes=110.0, steps=6500, batch=64, lr=1.5e-3, hidden=192, layers=4, heads=4,
+    "v2": dict(kind=KIND_V2, minutes=110.0, steps=9000, batch=64, lr=1.5e-3, hidden=192, layers=4, heads=4,
                context=256, warmup=300, eval_every=1000, out="runs/planner_v2"),
 }
 
