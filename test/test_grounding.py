@@ -19,7 +19,7 @@ from wafer_reasoner.engine.prompt import (
     speech_words,
     tokens_to_plan,
 )
-from wafer_reasoner.planner.scene import RobotPose, Scene, SceneObject
+from wafer_reasoner.planner.scene import NamedPlace, RobotPose, Scene, SceneObject
 from wafer_reasoner.training import speech_corpus
 from wafer_reasoner.training.vocab import build_tokenizer
 
@@ -206,3 +206,16 @@ def test_a_v2_not_found_phrase_never_runs_into_a_function_word(v2):
 
     assert not_found("keys") and not_found("desk")
     assert not not_found("desk", "and") and not not_found("the", "keys")
+
+
+def test_a_v2_not_found_names_the_object_not_its_colour_nor_a_place_on_the_map(v2):
+    scene = Scene(objects=room().objects, places=(NamedPlace("kitchen", 1.0, 1.0),))
+    say = "take the teal cup to the kitchen then go to the garage"
+    grammar = grammar_for_query(v2, build_prompt(scene, say, v2), scene, say)
+
+    def not_found(name):
+        return grammar.accepts([v2.ids["clarify("], v2.ids["not_found:"], *v2.spell_name(name), v2.ids[")"],
+                                v2.ids[EOS]])
+
+    assert not_found("cup") and not_found("garage")  # no teal cup; no garage on the map
+    assert not not_found("teal") and not not_found("kitchen")

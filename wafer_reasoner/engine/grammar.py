@@ -11,7 +11,8 @@ form of a plan that ``planner.language.parse_plan`` accepts, and only references
 - ``clarify(not_found:L)`` takes phrases of one to three words that were said; ``clarify(ambiguous:L)`` takes
   the labels that two or more scene objects share; ``clarify`` is only ever the whole plan; v2 (mentions grounded
   in the prompt): ``ambiguous:`` only a label a mention of which grounded to several objects, ``not_found:`` a
-  scene label only when a mention of it grounded to none, and no phrase with a function word ("desk and");
+  scene label only when a mention of it grounded to none, and no phrase with a function word ("desk and"), a
+  colour read off a mention ("the teal cup" -> ``not_found:cup``, never ``teal``) or a place on the map;
 - ``stop()`` and ``follow(...)`` end the plan (the verifier would refuse anything after them);
 - numbers: an optional ``-`` (rotate only; a wait is never negative), 1-4 integer digits without a leading zero,
   optionally ``.`` and 1-3 decimals; with the speech formats (v1, v2) only the numbers that were said (a rotate
@@ -257,6 +258,10 @@ def refs_for_query(tokenizer: Tokenizer, prompt: Prompt, scene, utterance: str) 
             ambiguous = {reference.label for reference, meant in grounded if meant == "ambiguous"}
             missing = {reference.label for reference, meant in grounded if meant == "missing"}
             said -= set(counts) - missing
+            # nor a colour the grounding read off a mention, nor a place the map has: a refusal names the object
+            colours = {reference.color for reference, _ in grounded if reference.color}
+            said = {phrase for phrase in said if not colours.intersection(phrase.split("_"))}
+            said -= {place.name for place in scene.places}
     return GrammarRefs(
         numbers=numbers,
         slots=len(prompt.slot_ids),
