@@ -218,13 +218,14 @@ def said_numbers(words, utterance: str) -> tuple:
                         and len(n.partition(".")[2]) <= MAX_DECIMALS))
 
 
-def said_word_lists(tokenizer: Tokenizer, scene, utterance: str) -> list:
+def said_word_lists(tokenizer: Tokenizer, scene, utterance: str, heard=None) -> list:
     """Runs of said words a ``clarify(not_found:...)`` label may be copied from: v0 the utterance's words; v1 also
-    the <say> section's words (mentions as the scene spells them, marks and tags splitting the runs)."""
+    the <say> section's words (mentions as the scene spells them, marks and tags splitting the runs). ``heard``:
+    ``hear(scene, utterance, format)`` when the caller has it already."""
     fmt = tokenizer.format
     if not fmt.speech:
         return [utterance_words(utterance)]
-    heard = hear(scene, utterance, fmt)
+    heard = heard or hear(scene, utterance, fmt)
     runs, run = [list(heard.words)], []
     for word in heard.said:
         if _NAME_RE.fullmatch(word):
@@ -240,8 +241,9 @@ def refs_for_query(tokenizer: Tokenizer, prompt: Prompt, scene, utterance: str) 
     counts = {}
     for obj in scene.objects:
         counts[obj.label] = counts.get(obj.label, 0) + 1
+    heard = hear(scene, utterance, tokenizer.format) if tokenizer.format.speech else None
     said = set()
-    for words in said_word_lists(tokenizer, scene, utterance):
+    for words in said_word_lists(tokenizer, scene, utterance, heard):
         said |= {
             "_".join(words[start:start + n])
             for n in range(1, MAX_LABEL_WORDS + 1)
@@ -250,8 +252,7 @@ def refs_for_query(tokenizer: Tokenizer, prompt: Prompt, scene, utterance: str) 
         }
     ambiguous = {label for label, count in counts.items() if count >= 2}
     numbers = None
-    if tokenizer.format.speech:
-        heard = hear(scene, utterance, tokenizer.format)
+    if heard is not None:
         numbers = said_numbers(heard.words, utterance)
         if tokenizer.format.resolved:  # v2: refusals about a scene label follow what its mentions grounded to
             grounded = grounded_mentions(scene, heard, tokenizer)

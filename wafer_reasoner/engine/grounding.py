@@ -89,7 +89,7 @@ def resolve(scene: Scene, label: str, color: str = "", superlative: str = "", ne
     return matches[0]
 
 
-def _color_word(word: str, scene_colors: set, known) -> str:
+def _color_word(word: str, scene_colors: set) -> str:
     """The colour a said word names, or ''."""
     word = HEARD_AS.get(word, word)
     if word in scene_colors or word in COLOR_WORDS:
@@ -101,7 +101,7 @@ def _modifiers(words: list, start: int, scene_colors: set, known) -> tuple:
     """(colour, superlative) said right before a label at words[start]."""
     index, color = start - 1, ""
     if index >= 0 and words[index] not in DETERMINERS and words[index] not in SUPERLATIVES:
-        color = _color_word(words[index], scene_colors, known)
+        color = _color_word(words[index], scene_colors)
         # an unknown word between a determiner and the label is taken as a colour ("the teal cup")
         if not color and not known(words[index]) and index >= 1 and \
                 (words[index - 1] in DETERMINERS or words[index - 1] in SUPERLATIVES):

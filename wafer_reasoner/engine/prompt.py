@@ -40,7 +40,7 @@ import re
 import string
 from dataclasses import dataclass
 
-from wafer_reasoner.engine.grounding import near_neighbour, read_references, resolve_reference
+from wafer_reasoner.engine.grounding import HEARD_AS, near_neighbour, read_references, resolve_reference
 from wafer_reasoner.planner.scene import Scene, distance
 
 PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
@@ -62,7 +62,6 @@ LETTERS = tuple(f"##{c}" for c in string.ascii_lowercase)
 _LETTER_TEXT = {**{t: t.lower() for t in WORD_START_LETTERS}, **{t: t[2:] for t in LETTERS}}
 MAX_UTTERANCE_WORDS = 64
 SPELLING_VARIANTS = {"grey": "gray", "colour": "color"}  # one spelling per word, in speech and in perception
-HEARD_AS = {"read": "red", "blew": "blue"}  # v1: homophones a recogniser writes for colour words
 FILLERS = frozenset({"um", "uh", "uhm", "erm", "er", "hmm", "mm", "ah", "eh"})  # v1: dropped from speech
 UNIT_WORDS = frozenset({"degree", "degrees", "second", "seconds", "sec", "secs"})
 _ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
