@@ -107,6 +107,21 @@ class PlanGrammar:
             raise ValueError(f"a budget of {budget} tokens cannot hold the shortest plan ({self.dist[self.start]})")
         return Cursor(self, self.start, budget)
 
+    def resumed(self, token_ids):
+        """This grammar with its start moved to where token_ids (a path from start) lead, to decode the rest of a
+        plan; None if they are not a path or lead nowhere a plan can end."""
+        node = self.start
+        for token in token_ids:
+            node = self.node(node).edges.get(int(token))
+            if node is None:
+                return None
+        if self.dist[node] >= _UNREACHABLE or node == self.final:
+            return None
+        twin = object.__new__(PlanGrammar)
+        twin.__dict__.update(self.__dict__)  # the same automaton and node cache; only the start differs
+        twin.start = node
+        return twin
+
     def accepts(self, token_ids) -> bool:
         """Whether token_ids (ending in ``<eos>``) is a complete path from start to final."""
         node = self.start

@@ -19,14 +19,17 @@ from pathlib import Path
 
 import numpy as np
 
+from wafer_reasoner.engine import coverage
 from wafer_reasoner.engine.decoder import DecoderLayout
 from wafer_reasoner.engine.fast_engine import EngineConfig, FastEngine
 from wafer_reasoner.engine.grammar import grammar_for_query
-from wafer_reasoner.engine.prompt import EOS, Prompt, Tokenizer, build_prompt, tokens_to_plan
+from wafer_reasoner.engine.prompt import EOS, Prompt, Tokenizer, build_prompt, hear, tokens_to_plan
+from wafer_reasoner.planner.language import MAX_STEPS, PlanSyntaxError, parse_plan
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "models"
 MODEL_FILE = "planner.onnx"
 MAX_NEW_TOKENS = 64
+MAX_CONTINUATIONS = 3  # v2: passes after a plan that left a mention uncovered (a 4-clause command: usually 1)
 ENGINES = ("fast", "v0")
 FIXED_PART_END = "<say>"  # the prompt up to here depends only on the semantic map (engine/prompt.py)
 
@@ -55,6 +58,7 @@ class Generation:
     candidate_tokens: tuple = ()  # tuple[int, ...] generated tokens of each
     candidate_scores: tuple = ()  # tuple[float, ...] model scores (sum of log p)
     candidate_finished: tuple = ()  # tuple[bool, ...] whether each reached <eos>
+    continued: int = 0  # v2: passes that asked the model to go on after a plan that left a mention uncovered
 
 
 def verified_plans(scene, limits, *, now_s: float):
@@ -175,11 +179,15 @@ class PlannerModel:
         names = self.tokenizer.tokens
         check = None if accept is None else (lambda out: accept(tokens_to_plan([names[t] for t in out], prompt)))
         decoded = self.engine.decode(ids, grammar, accept=check, started=started)
+        plan, continued = list(decoded.tokens), 0
+        if self.tokenizer.format.resolved and grammar is not None and decoded.candidates == 1:
+            plan, continued = self._complete(scene, utterance, prompt, ids, grammar, plan)
         model_s = decoded.prefill_s + decoded.decode_s
         rows = decoded.all_tokens if decoded.candidates > 1 else ()
         return Generation(
-            text=tokens_to_plan([names[t] for t in decoded.tokens], prompt),
-            tokens=len(decoded.tokens),
+            continued=continued,
+            text=tokens_to_plan([names[t] for t in plan], prompt),
+            tokens=len(plan),
             prefill_ms=decoded.prefill_s * 1e3,
             decode_ms=decoded.decode_s * 1e3,
             total_ms=(time.perf_counter() - started) * 1e3,
@@ -196,6 +204,28 @@ class PlannerModel:
             candidate_scores=tuple(decoded.scores) if rows else (),
             candidate_finished=tuple(bool(row) and row[-1] == self.tokenizer.eos_id for row in rows),
         )
+
+    def _complete(self, scene, utterance: str, prompt: Prompt, ids: list, grammar, plan: list) -> tuple:
+        """(plan token ids, passes): while a plan that acts leaves a grounded mention or a said number uncovered
+        (a fourth clause dropped), feed the plan and ``; `` back and let the model write the next step. A pass is
+        kept only if it covers more and the whole still parses; at most MAX_CONTINUATIONS passes."""
+        names = self.tokenizer.tokens
+        need = coverage.required(scene, hear(scene, utterance, self.tokenizer.format), self.tokenizer, utterance)
+        separator = self.tokenizer.id("; ")
+        passes = 0
+        while passes < MAX_CONTINUATIONS and plan and plan[-1] == self.tokenizer.eos_id:
+            text = tokens_to_plan([names[t] for t in plan], prompt)
+            gaps = need.gaps(text)
+            head = plan[:-1] + [separator]
+            resumed = grammar.resumed(head) if gaps and text.count("; ") + 1 < MAX_STEPS else None
+            if resumed is None or len(ids) + len(head) + self.max_new_tokens > self.context_length:
+                break
+            longer = head + list(self.engine.decode(ids + head, resumed).tokens)
+            longer_text = tokens_to_plan([names[t] for t in longer], prompt)
+            if len(need.gaps(longer_text)) >= len(gaps) or not _parses(longer_text):
+                break
+            plan, passes = longer, passes + 1
+        return plan, passes
 
     def _generate_v0(self, scene, utterance: str) -> Generation:
         """Greedy decoding of one plan for (scene, utterance), one session.run per token."""
@@ -225,3 +255,11 @@ class PlannerModel:
             tokens_per_s=len(output) / model_s if model_s > 0 else 0.0,
             prompt_tokens=len(prompt.tokens),
         )
+
+
+def _parses(text: str) -> bool:
+    try:
+        parse_plan(text)
+    except PlanSyntaxError:
+        return False
+    return True
