@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from wafer_reasoner.engine import coverage
+from wafer_reasoner.engine import clauses, coverage
 from wafer_reasoner.engine.decoder import DecoderLayout
 from wafer_reasoner.engine.fast_engine import EngineConfig, FastEngine
 from wafer_reasoner.engine.grammar import grammar_for_query
@@ -59,6 +59,7 @@ class Generation:
     candidate_scores: tuple = ()  # tuple[float, ...] model scores (sum of log p)
     candidate_finished: tuple = ()  # tuple[bool, ...] whether each reached <eos>
     continued: int = 0  # v2: passes that asked the model to go on after a plan that left a mention uncovered
+    parts: int = 1  # v2: parts of the utterance planned one by one (clause connectors between them)
 
 
 def verified_plans(scene, limits, *, now_s: float):
@@ -164,10 +165,39 @@ class PlannerModel:
     def generate(self, scene, utterance: str, *, accept=None) -> Generation:
         """One plan for (scene, utterance). ``accept(plan_text) -> bool`` (fast engine, best-of-N) verifies
         candidates: the best accepted one is returned."""
+        if self.tokenizer.format.resolved and (self.engine is None or self.engine.config.candidates == 1):
+            return self._generate_by_clause(scene, utterance, accept)
+        return self._generate_one(scene, utterance, accept)
+
+    def _generate_one(self, scene, utterance: str, accept) -> Generation:
         if self.engine is None:
             return self._generate_v0(scene, utterance)
         with self._engine_lock:
             return self._generate_fast(scene, utterance, accept)
+
+    def _generate_by_clause(self, scene, utterance: str, accept) -> Generation:
+        """v2, greedy: each part of the utterance between clause connectors planned on its own, with the state
+        the parts before it leave (engine/clauses.py); the plans joined as the contract joins clauses."""
+        parts = clauses.split_clauses(utterance)
+        if len(parts) == 1:
+            return self._generate_one(scene, utterance, accept)
+        started = time.perf_counter()
+        generations = []
+        for part in parts:
+            generations.append(self._generate_one(scene, part, None))
+            scene = clauses.scene_after(scene, generations[-1].text)
+        first = generations[0]
+        total = lambda field: sum(getattr(g, field) for g in generations)  # noqa: E731
+        model_ms = total("prefill_ms") + total("decode_ms")
+        return replace(
+            first, text=clauses.join_plans([g.text for g in generations]), tokens=total("tokens"),
+            prefill_ms=total("prefill_ms"), decode_ms=total("decode_ms"),
+            total_ms=(time.perf_counter() - started) * 1e3,
+            tokens_per_s=total("tokens") / model_ms * 1e3 if model_ms > 0 else 0.0,
+            prompt_tokens=total("prompt_tokens"), forced_tokens=total("forced_tokens"),
+            drafted_tokens=total("drafted_tokens"), decode_steps=total("decode_steps"),
+            reused_tokens=total("reused_tokens"), continued=total("continued"), parts=len(parts),
+        )
 
     def _generate_fast(self, scene, utterance: str, accept) -> Generation:
         started = time.perf_counter()

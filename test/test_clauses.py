@@ -1,0 +1,54 @@
+"""Clause by clause planning (engine/clauses.py) and PlannerModel's use of it for v2 models."""
+
+from pathlib import Path
+
+import pytest
+
+from wafer_reasoner.engine import clauses
+from wafer_reasoner.engine.planner_model import PlannerModel
+from wafer_reasoner.planner.scene import RobotPose, Scene, SceneObject
+
+TINY_V2 = Path(__file__).resolve().parent / "data" / "tiny_planner_v2"
+
+
+@pytest.mark.parametrize("say, parts", [
+    ("go to the kitchen then bring me the cup", ["go to the kitchen", "bring me the cup"]),
+    ("first turn left 90 degrees, and then wait 5 seconds. After that, come along and finally stop",
+     ["first turn left 90 degrees", "wait 5 seconds", "come along", "stop"]),
+    ("drop the cup on the sofa than fetch the remote", ["drop the cup on the sofa", "fetch the remote"]),
+    ("put the book on the table and afterwards go to the dock", ["put the book on the table", "go to the dock"]),
+    # never a split: a bare "and" or comma, a connector word inside another word
+    ("go and get the first aid kit", ["go and get the first aid kit"]),
+    ("the red cup, bring it to me", ["the red cup, bring it to me"]),
+    ("go to the kitchen and turn around", ["go to the kitchen and turn around"]),
+    ("bring me the thenar pad", ["bring me the thenar pad"]),
+    ("then", ["then"]),
+])
+def test_an_utterance_splits_only_at_clause_connectors(say, parts):
+    assert clauses.split_clauses(say) == parts
+
+
+def test_plans_join_as_the_contract_joins_clauses():
+    assert clauses.join_plans(["rotate(90)", "wait(5)"]) == "rotate(90); wait(5)"
+    assert clauses.join_plans(["rotate(90)", "clarify(not_found:cup)", "clarify(unsupported)"]) == \
+        "clarify(not_found:cup)"
+
+
+def test_the_next_part_sees_what_the_robot_will_hold():
+    scene = Scene(objects=(SceneObject("cup_1", "cup", "", x=1.0, y=0.0),), holding="")
+    after_pick = clauses.scene_after(scene, "navigate(obj:cup_1); pick(obj:cup_1)")
+    assert after_pick.holding == "cup_1"
+    assert clauses.scene_after(after_pick, "navigate(person:user); handover(obj:cup_1, person:user)").holding == ""
+    assert clauses.scene_after(scene, "not a plan") is scene
+
+
+def test_a_v2_model_plans_each_part_on_its_own_and_joins_them():
+    model = PlannerModel(TINY_V2)
+    scene = Scene(objects=(SceneObject("cup_1", "cup", "red", x=1.0, y=0.0),
+                           SceneObject("table_2", "table", "", x=3.0, y=1.0)), robot=RobotPose(0.0, 0.0, 0.0))
+    say = "go to the red cup then go to the table and after that turn 90 degrees"
+    whole = model.generate(scene, say)
+    parts = [model.generate(scene, part) for part in clauses.split_clauses(say)]
+    assert whole.parts == 3 and all(part.parts == 1 for part in parts)
+    assert whole.text == clauses.join_plans([part.text for part in parts])  # nothing held: the same scene
+    assert whole.tokens == sum(part.tokens for part in parts)
