@@ -147,3 +147,10 @@ def test_v1_evaluation_reports_categories_clarify_precision_and_error_kinds():
 ])
 def test_error_kinds(got, gold, kind):
     assert error_kind(got, gold) == kind
+
+
+def test_a_seed_offset_draws_another_reproducible_set_of_the_same_category():
+    base = [e["say"] for e in sc.heldout_set("compose3", 5)]
+    fresh = [e["say"] for e in sc.heldout_set("compose3", 5, seed_offset=7777)]
+    assert fresh != base
+    assert fresh == [e["say"] for e in sc.heldout_set("compose3", 5, seed_offset=7777)]

@@ -123,6 +123,8 @@ def main(argv=None) -> int:
     parser.add_argument("--count", type=int, default=None,
                         help="v0: examples (default 600); v1: examples per category (default 200)")
     parser.add_argument("--json", default=None, help="also write the report as JSON here")
+    parser.add_argument("--seed-offset", type=int, default=0,
+                        help="speech sets: draw every category from its seed + this (a fresh confirmation set)")
     parser.add_argument("--heldout", choices=("v0", "v1"), default=None,
                         help="which held-out set (default: the one of the model's format); the other compares models")
     args = parser.parse_args(argv)
@@ -130,7 +132,8 @@ def main(argv=None) -> int:
     if (args.heldout or ("v0" if model.tokenizer.kind == KIND_V0 else "v1")) == "v0":
         examples = heldout_examples(args.count or 600)
     else:
-        examples = speech_corpus.heldout_examples(args.count or 200, ["train", *speech_corpus.HELDOUT_CATEGORIES])
+        examples = speech_corpus.heldout_examples(args.count or 200, ["train", *speech_corpus.HELDOUT_CATEGORIES],
+                                                  seed_offset=args.seed_offset)
     started = time.perf_counter()
     report = evaluate(model, examples)
     report["wall_s"] = round(time.perf_counter() - started, 1)

@@ -502,14 +502,16 @@ HELDOUT_SEEDS = {name: 20261201 + k for k, name in enumerate(HELDOUT_CATEGORIES)
 TRAIN_FAMILY_SEED = 20261200  # "train families": fresh examples of the training distribution, for reference
 
 
-def heldout_set(category: str, count: int) -> list:
-    """``count`` examples of one held-out category, from its fixed seed (tagged with "category")."""
+def heldout_set(category: str, count: int, seed_offset: int = 0) -> list:
+    """``count`` examples of one held-out category, from its fixed seed (plus ``seed_offset``: another draw of
+    the same category, for a confirmation set), tagged with "category"."""
     if category == "train":
-        rng, options = random.Random(TRAIN_FAMILY_SEED), TRAIN
+        rng, options = random.Random(TRAIN_FAMILY_SEED + seed_offset), TRAIN
     else:
-        rng, options = random.Random(HELDOUT_SEEDS[category]), HELDOUT_CATEGORIES[category]
+        rng, options = random.Random(HELDOUT_SEEDS[category] + seed_offset), HELDOUT_CATEGORIES[category]
     return [{**sample(rng, options), "category": category} for _ in range(count)]
 
 
-def heldout_examples(count_per_category: int, categories=None) -> list:
-    return [e for name in (categories or HELDOUT_CATEGORIES) for e in heldout_set(name, count_per_category)]
+def heldout_examples(count_per_category: int, categories=None, seed_offset: int = 0) -> list:
+    return [e for name in (categories or HELDOUT_CATEGORIES)
+            for e in heldout_set(name, count_per_category, seed_offset)]
