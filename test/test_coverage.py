@@ -6,7 +6,7 @@ import pytest
 
 from wafer_reasoner.engine import coverage
 from wafer_reasoner.engine.grammar import grammar_for_query
-from wafer_reasoner.engine.prompt import EOS, KIND_V2, V2, build_prompt, hear
+from wafer_reasoner.engine.prompt import EOS, KIND_V2, V2, build_prompt, grounded_mentions, hear
 from wafer_reasoner.planner.scene import RobotPose, Scene, SceneObject
 from wafer_reasoner.training import speech_corpus
 from wafer_reasoner.training.vocab import build_tokenizer
@@ -24,7 +24,8 @@ def room() -> Scene:
 
 
 def need(v2, scene: Scene, say: str) -> coverage.Coverage:
-    return coverage.required(scene, hear(scene, say, V2), v2, say)
+    heard = hear(scene, say, V2)
+    return coverage.required(grounded_mentions(scene, heard, v2), heard.words, say)
 
 
 def test_a_plan_that_acts_must_name_every_grounded_mention_but_not_an_anchor(v2):

@@ -4,7 +4,7 @@ The contract gives every clause its steps, so a plan that does not refuse names 
 to (except the anchors of "the X near the Y") and every number said ("turn 90 degrees" -> ``rotate(90)``). The
 corpus's reference planner never breaks this (``test/test_coverage.py`` checks it on training data). A planner
 that stops after three clauses of four breaks it, and ``PlannerModel`` then asks the model to go on
-(``planner_model.complete_plan``): the model, not this module, still writes the missing steps.
+(``PlannerModel._complete``): the model, not this module, still writes the missing steps.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass
 
 from wafer_reasoner.engine.grammar import said_numbers
-from wafer_reasoner.engine.prompt import Heard, Tokenizer, grounded_mentions
 
 
 @dataclass(frozen=True)
@@ -30,16 +29,16 @@ class Coverage:
         return [f"obj:{o}" for o in self.objects if o not in named] + [n for n in self.numbers if n not in written]
 
 
-def required(scene, heard: Heard, tokenizer: Tokenizer, utterance: str) -> Coverage:
-    """What a plan for this (scene, utterance) must cover. A mention whose label an earlier mention named as its
-    anchor ("the cup near the table") is the anchor, which a plan need not name."""
-    grounded = grounded_mentions(scene, heard, tokenizer)
+def required(grounded, words, utterance: str) -> Coverage:
+    """What a plan must cover, given the mentions as grounded (``prompt.grounded_mentions``), the normalised
+    words and the utterance. A mention whose label an earlier mention named as its anchor ("the cup near the
+    table") is the anchor, which a plan need not name."""
     objects = []
     for index, (reference, meant) in enumerate(grounded):
         anchor = any(earlier.near_label == reference.label for earlier, _ in grounded[:index])
         if not isinstance(meant, str) and not anchor and meant.id not in objects:
             objects.append(meant.id)
-    said = said_numbers(heard.words, utterance)
+    said = said_numbers(words, utterance)
     decimals = {n.replace(".", "") for n in said if "." in n}  # "1.5" is also heard as the digits "1 5"
     numbers = tuple(n for n in said if "." not in n and n not in decimals)
     return Coverage(tuple(objects), numbers)

@@ -256,7 +256,9 @@ def refs_for_query(tokenizer: Tokenizer, prompt: Prompt, scene, utterance: str) 
     counts = {}
     for obj in scene.objects:
         counts[obj.label] = counts.get(obj.label, 0) + 1
-    heard = hear(scene, utterance, tokenizer.format) if tokenizer.format.speech else None
+    heard = None
+    if tokenizer.format.speech:
+        heard = prompt.heard if prompt.heard is not None else hear(scene, utterance, tokenizer.format)
     said = set()
     for words in said_word_lists(tokenizer, scene, utterance, heard):
         said |= {
@@ -270,7 +272,7 @@ def refs_for_query(tokenizer: Tokenizer, prompt: Prompt, scene, utterance: str) 
     if heard is not None:
         numbers = said_numbers(heard.words, utterance)
         if tokenizer.format.resolved:  # v2: refusals about a scene label follow what its mentions grounded to
-            grounded = grounded_mentions(scene, heard, tokenizer)
+            grounded = prompt.grounded if prompt.heard is not None else grounded_mentions(scene, heard, tokenizer)
             ambiguous = {reference.label for reference, meant in grounded if meant == "ambiguous"}
             missing = {reference.label for reference, meant in grounded if meant == "missing"}
             said -= set(counts) - missing

@@ -23,7 +23,7 @@ from wafer_reasoner.engine import clauses, coverage
 from wafer_reasoner.engine.decoder import DecoderLayout
 from wafer_reasoner.engine.fast_engine import EngineConfig, FastEngine
 from wafer_reasoner.engine.grammar import grammar_for_query
-from wafer_reasoner.engine.prompt import EOS, Prompt, Tokenizer, build_prompt, hear, tokens_to_plan
+from wafer_reasoner.engine.prompt import EOS, Prompt, Tokenizer, build_prompt, tokens_to_plan
 from wafer_reasoner.planner.language import MAX_STEPS, PlanSyntaxError, parse_plan
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "models"
@@ -209,19 +209,19 @@ class PlannerModel:
         names = self.tokenizer.tokens
         check = None if accept is None else (lambda out: accept(tokens_to_plan([names[t] for t in out], prompt)))
         decoded = self.engine.decode(ids, grammar, accept=check, started=started)
-        plan, continued = list(decoded.tokens), 0
+        plan, continued, more_s = list(decoded.tokens), 0, 0.0
         if self.tokenizer.format.resolved and grammar is not None and decoded.candidates == 1:
-            plan, continued = self._complete(scene, utterance, prompt, ids, grammar, plan)
-        model_s = decoded.prefill_s + decoded.decode_s
+            plan, continued, more_s = self._complete(utterance, prompt, ids, grammar, plan)
+        model_s = decoded.prefill_s + decoded.decode_s + more_s
         rows = decoded.all_tokens if decoded.candidates > 1 else ()
         return Generation(
             continued=continued,
             text=tokens_to_plan([names[t] for t in plan], prompt),
             tokens=len(plan),
             prefill_ms=decoded.prefill_s * 1e3,
-            decode_ms=decoded.decode_s * 1e3,
+            decode_ms=(decoded.decode_s + more_s) * 1e3,  # continuation passes count as decoding
             total_ms=(time.perf_counter() - started) * 1e3,
-            tokens_per_s=len(decoded.tokens) / model_s if model_s > 0 else 0.0,
+            tokens_per_s=len(plan) / model_s if model_s > 0 else 0.0,
             prompt_tokens=len(prompt.tokens),
             candidates=decoded.candidates,
             forced_tokens=decoded.forced_tokens,
@@ -235,14 +235,15 @@ class PlannerModel:
             candidate_finished=tuple(bool(row) and row[-1] == self.tokenizer.eos_id for row in rows),
         )
 
-    def _complete(self, scene, utterance: str, prompt: Prompt, ids: list, grammar, plan: list) -> tuple:
-        """(plan token ids, passes): while a plan that acts leaves a grounded mention or a said number uncovered
-        (a fourth clause dropped), feed the plan and ``; `` back and let the model write the next step. A pass is
-        kept only if it covers more and the whole still parses; at most MAX_CONTINUATIONS passes."""
+    def _complete(self, utterance: str, prompt: Prompt, ids: list, grammar, plan: list) -> tuple:
+        """(plan token ids, passes, model seconds of the passes): while a plan that acts leaves a grounded mention
+        or a said number uncovered (a fourth clause dropped), feed the plan and ``; `` back and let the model
+        write the next step. A pass is kept only if it covers more and the whole still parses; at most
+        MAX_CONTINUATIONS passes."""
         names = self.tokenizer.tokens
-        need = coverage.required(scene, hear(scene, utterance, self.tokenizer.format), self.tokenizer, utterance)
+        need = coverage.required(prompt.grounded, prompt.heard.words, utterance)
         separator = self.tokenizer.id("; ")
-        passes = 0
+        passes, model_s = 0, 0.0
         while passes < MAX_CONTINUATIONS and plan and plan[-1] == self.tokenizer.eos_id:
             text = tokens_to_plan([names[t] for t in plan], prompt)
             gaps = need.gaps(text)
@@ -250,12 +251,14 @@ class PlannerModel:
             resumed = grammar.resumed(head) if gaps and text.count("; ") + 1 < MAX_STEPS else None
             if resumed is None or len(ids) + len(head) + self.max_new_tokens > self.context_length:
                 break
-            longer = head + list(self.engine.decode(ids + head, resumed).tokens)
+            more = self.engine.decode(ids + head, resumed)
+            model_s += more.prefill_s + more.decode_s
+            longer = head + list(more.tokens)
             longer_text = tokens_to_plan([names[t] for t in longer], prompt)
             if len(need.gaps(longer_text)) >= len(gaps) or not _parses(longer_text):
                 break
             plan, passes = longer, passes + 1
-        return plan, passes
+        return plan, passes, model_s
 
     def _generate_v0(self, scene, utterance: str) -> Generation:
         """Greedy decoding of one plan for (scene, utterance), one session.run per token."""

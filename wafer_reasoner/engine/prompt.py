@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import re
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from wafer_reasoner.engine.grounding import HEARD_AS, near_neighbour, read_references, resolve_reference
 from wafer_reasoner.planner.scene import Scene, distance
@@ -321,6 +321,9 @@ def select_objects(scene: Scene, mentioned: dict, mentioned_only: bool = False) 
 class Prompt:
     tokens: tuple  # token strings
     slot_ids: tuple  # slot k -> scene object id
+    # what the builder made of the utterance, kept so the grammar and the coverage check need not redo it
+    heard: Heard | None = field(default=None, compare=False, repr=False)
+    grounded: tuple = field(default=(), compare=False, repr=False)  # v2: grounded_mentions(...)
 
 
 def _color_said(words: list, obj, span) -> bool:
@@ -398,7 +401,7 @@ def build_prompt(scene: Scene, utterance: str, tokenizer: Tokenizer | None = Non
         tokens.append(SLOT_TOKENS[slot])
     held = next((k for k, o in enumerate(objects) if o.id == scene.holding), None)
     tokens += ["<hold>", SLOT_TOKENS[held] if held is not None else "none", "<plan>"]
-    return Prompt(tuple(tokens), tuple(o.id for o in objects))
+    return Prompt(tuple(tokens), tuple(o.id for o in objects), heard)
 
 
 def grounded_mentions(scene: Scene, heard: Heard, tokenizer: Tokenizer) -> list:
@@ -417,11 +420,12 @@ def _resolved_scene(scene: Scene, heard: Heard, tokenizer: Tokenizer, tokens: li
             slot_ids.append(object_id)
         return SLOT_TOKENS[slot_ids.index(object_id)]
 
-    for tag, (_, meant) in zip(tokenizer.format.mention_tokens, grounded_mentions(scene, heard, tokenizer)):
+    grounded = tuple(grounded_mentions(scene, heard, tokenizer))
+    for tag, (_, meant) in zip(tokenizer.format.mention_tokens, grounded):
         tokens += [tag, AMBIGUOUS if meant == "ambiguous" else MISSING if meant == "missing" else slot(meant.id)]
     tokens += ["<hold>", slot(scene.holding) if any(o.id == scene.holding for o in scene.objects) else "none",
                "<plan>"]
-    return Prompt(tuple(tokens), tuple(slot_ids))
+    return Prompt(tuple(tokens), tuple(slot_ids), heard, grounded)
 
 
 def plan_to_tokens(plan: str, prompt: Prompt, tokenizer: Tokenizer | None = None) -> list:
