@@ -1,4 +1,4 @@
-"""Engine benchmarks (issue 4): the fast engine against onnxruntime-genai on the same model file, and alone.
+"""Engine benchmarks: the fast engine against onnxruntime-genai on the same model file, and alone.
 
     .venv/bin/python bench/bench_engine.py [--model-dir DIR] [--rounds 9] [--queries 40] [--validity 10000]
                                            [--json runs/bench_engine.json]
@@ -52,7 +52,7 @@ sys.path.insert(0, str(REPO))  # this checkout's wafer_reasoner
 
 from wafer_reasoner.engine.fast_engine import EngineConfig  # noqa: E402
 from wafer_reasoner.engine.grammar import grammar_for_query  # noqa: E402
-from wafer_reasoner.engine.planner_model import DEFAULT_MODEL_DIR, MODEL_FILE, PlannerModel  # noqa: E402
+from wafer_reasoner.engine.planner_model import SHIPPED_MODEL_DIR, MODEL_FILE, PlannerModel  # noqa: E402
 from wafer_reasoner.engine.prompt import build_prompt, tokens_to_plan  # noqa: E402
 from wafer_reasoner.planner.language import PlanSyntaxError, parse_plan  # noqa: E402
 from wafer_reasoner.training.corpus import sample_example  # noqa: E402
@@ -340,13 +340,13 @@ def _cell(value) -> str:
 
 
 def run(args) -> dict:
-    model_dir = Path(args.model_dir) if args.model_dir else DEFAULT_MODEL_DIR
+    model_dir = Path(args.model_dir) if args.model_dir else SHIPPED_MODEL_DIR
     rounds = fixed_map_queries(args.rounds, args.queries)
     report = {"host": platform.processor() or platform.machine(), "cpus": os.cpu_count(), "model_dir": str(model_dir)}
     print(f"# Engine benchmarks: {model_dir / MODEL_FILE}, {args.rounds} rounds x {args.queries} distinct queries, "
           f"{os.cpu_count()} CPUs\n")
 
-    tokenizer = PlannerModel(model_dir, engine="v0").tokenizer
+    tokenizer = PlannerModel(model_dir, engine="reference").tokenizer
     report["threads"], sweep = thread_sweep(model_dir, rounds[:max(3, args.rounds // 3)], tokenizer)
     print("## (e) intra-op threads (batch 1, greedy; this engine constrained)\n")
     print(markdown(["engine", "tokens_per_s", "ratio_median", "ratio_min", "ratio_max"], report["threads"]), "\n")

@@ -36,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # this checkout's wafer_reasoner, also for the nodes (ros_env sets PYTHONPATH)
 
-from wafer_reasoner.demo import log_tail, reserve_domain_id, ros_env, start_node, stop_process  # noqa: E402
+from wafer_reasoner.demo.processes import log_tail, reserve_domain_id, ros_env, start_node, stop_process
 
 CONFIG = REPO / "config"
 SCENARIO = CONFIG / "scenarios" / "bring_red_cup.yaml"

@@ -1,9 +1,9 @@
-"""Planning-query latency on typical scenes (issue 3): one utterance in, one plan out, through PlannerModel.generate.
+"""Planning-query latency on typical scenes: one utterance in, one plan out, through PlannerModel.generate.
 
     .venv/bin/python bench/bench_planning.py [--model-dir DIR] [--queries 300] [--objects 8] [--json OUT]
 
-A "typical" query: a scene with exactly --objects objects, a held-out phrasing from the model's own corpus (the
-v1 speech corpus for a v1 model, corpus.py for v0), the node's engine settings (fast engine, greedy, grammar on).
+A "typical" query: a scene with exactly --objects objects, a held-out phrasing of the speech corpus, the node's
+engine settings (fast engine, greedy, grammar on).
 Every query has its own map, so nothing of its prompt is cached (the node pins its one map at start-up, so it is
 faster). Prints p50/p90/p99/max of the host time of generate (prompt, grammar, decode), the prompt and plan
 lengths, and the exact-match share (a sanity check, not the accuracy figure: `make eval` is that).
@@ -26,21 +26,18 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # this checkout's wafer_reasoner
 
 from wafer_reasoner.engine.planner_model import PlannerModel  # noqa: E402
-from wafer_reasoner.engine.prompt import KIND_V0  # noqa: E402
 
 WARMUP_QUERIES = 10
 
 
-def typical_queries(kind: str, count: int, objects: int, seed: int = 8) -> list:
+def typical_queries(count: int, objects: int, seed: int = 8) -> list:
     """(scene, utterance, gold plan) with exactly ``objects`` objects, held-out phrasings."""
-    from wafer_reasoner.training import corpus, speech_corpus  # the bench's data generator
+    from wafer_reasoner.training import speech_corpus  # the bench's data generator
 
     rng = random.Random(seed)
-    draw = (lambda: corpus.sample_example(rng, 1)) if kind == KIND_V0 else (
-        lambda: speech_corpus.sample(rng, speech_corpus.HELDOUT))
     queries = []
     while len(queries) < count:
-        example = draw()
+        example = speech_corpus.sample(rng, speech_corpus.HELDOUT)
         if len(example["scene"].objects) == objects:
             queries.append((example["scene"], example["say"], example["plan"]))
     return queries
@@ -58,7 +55,7 @@ def main(argv=None) -> int:
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     model = PlannerModel(args.model_dir)
-    queries = typical_queries(model.tokenizer.kind, args.queries + WARMUP_QUERIES, args.objects)
+    queries = typical_queries(args.queries + WARMUP_QUERIES, args.objects)
     latencies, prompt_tokens, plan_tokens, correct = [], [], [], 0
     for index, (scene, say, gold) in enumerate(queries):
         started = time.perf_counter()

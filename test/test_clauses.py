@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from wafer_reasoner.engine import clauses
 from wafer_reasoner.engine.planner_model import PlannerModel
 from wafer_reasoner.planner.scene import RobotPose, Scene, SceneObject
+from wafer_reasoner.understanding import clauses
 
-TINY_V2 = Path(__file__).resolve().parent / "data" / "tiny_planner_v2"
+TINY = Path(__file__).resolve().parent / "data" / "tiny_planner"
 
 
 @pytest.mark.parametrize("say, parts", [
@@ -43,7 +43,7 @@ def test_the_next_part_sees_what_the_robot_will_hold():
 
 
 def test_a_v2_model_plans_each_part_on_its_own_and_joins_them():
-    model = PlannerModel(TINY_V2)
+    model = PlannerModel(TINY)
     scene = Scene(objects=(SceneObject("cup_1", "cup", "red", x=1.0, y=0.0),
                            SceneObject("table_2", "table", "", x=3.0, y=1.0)), robot=RobotPose(0.0, 0.0, 0.0))
     say = "go to the red cup then go to the table and after that turn 90 degrees"

@@ -6,10 +6,10 @@ import pytest
 import yaml
 
 from wafer_reasoner.cli import main
-from wafer_reasoner.engine.planner_model import DEFAULT_MODEL_DIR, MODEL_FILE
+from wafer_reasoner.engine.planner_model import MODEL_FILE, SHIPPED_MODEL_DIR
 
 pytestmark = pytest.mark.skipif(
-    not (DEFAULT_MODEL_DIR / MODEL_FILE).is_file(), reason="the shipped model is absent (run `make train`)"
+    not (SHIPPED_MODEL_DIR / MODEL_FILE).is_file(), reason="the shipped model is absent (run `make train`)"
 )
 
 SCENE = {

@@ -10,7 +10,7 @@ pytest.importorskip("rclpy")
 from geometry_msgs.msg import Twist  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 
-from wafer_reasoner.planner.executor import (  # noqa: E402
+from wafer_reasoner.planner.commands import (
     ArmPurpose,
     ArmTarget,
     GripperCommand,
@@ -21,9 +21,9 @@ from wafer_reasoner.planner.executor import (  # noqa: E402
 )
 from wafer_reasoner.planner.language import Stop  # noqa: E402
 from wafer_reasoner.planner.limits import SafetyLimits  # noqa: E402
-from wafer_reasoner.planner.query import answer  # noqa: E402
 from wafer_reasoner.planner.scene import RobotPose, Scene  # noqa: E402
 from wafer_reasoner.ros import conversions  # noqa: E402
+from wafer_reasoner.runtime.query import answer
 from wafer_reasoner.sim.world import GripperCommand as SimGripperCommand  # noqa: E402
 from wafer_reasoner.sim.world import gripper_command_from_data  # noqa: E402
 

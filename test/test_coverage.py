@@ -1,20 +1,23 @@
-"""Plan coverage (engine/coverage.py) and resuming a grammar mid-plan (the v2 continuation pass)."""
+"""Plan coverage (understanding/coverage.py) and resuming a grammar mid-plan (the continuation pass)."""
 
 import random
 
 import pytest
 
-from wafer_reasoner.engine import coverage
 from wafer_reasoner.engine.grammar import grammar_for_query
-from wafer_reasoner.engine.prompt import EOS, KIND_V2, V2, build_prompt, grounded_mentions, hear
+from wafer_reasoner.engine.prompt import build_prompt
+from wafer_reasoner.engine.tokenizer import EOS
 from wafer_reasoner.planner.scene import RobotPose, Scene, SceneObject
 from wafer_reasoner.training import speech_corpus
 from wafer_reasoner.training.vocab import build_tokenizer
+from wafer_reasoner.understanding import coverage
+from wafer_reasoner.understanding.grounding import grounded_mentions
+from wafer_reasoner.understanding.mentions import hear
 
 
 @pytest.fixture(scope="module")
 def v2():
-    return build_tokenizer(KIND_V2)
+    return build_tokenizer()
 
 
 def room() -> Scene:
@@ -24,8 +27,8 @@ def room() -> Scene:
 
 
 def need(v2, scene: Scene, say: str) -> coverage.Coverage:
-    heard = hear(scene, say, V2)
-    return coverage.required(grounded_mentions(scene, heard, v2), heard.words, say)
+    heard = hear(scene, say)
+    return coverage.required(grounded_mentions(scene, heard, v2.knows), heard.words, say)
 
 
 def test_a_plan_that_acts_must_name_every_grounded_mention_but_not_an_anchor(v2):

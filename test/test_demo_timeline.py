@@ -6,10 +6,9 @@ import os
 
 import pytest
 
-from wafer_reasoner.demo_timeline import (
+from wafer_reasoner.demo.timeline import (
     HoldingWatch,
     MessageKind,
-    ScenarioRun,
     Tag,
     VelocityWatch,
     classify_message,
@@ -20,12 +19,10 @@ from wafer_reasoner.demo_timeline import (
     format_gripper,
     format_plan_result,
     nearest_thing,
-    needs_executor,
-    normalised_utterance,
     timeline_line,
-    verdict_line,
     world_scene,
 )
+from wafer_reasoner.demo.verdicts import ScenarioRun, needs_executor, normalised_utterance, verdict_line
 from wafer_reasoner.planner.scene import Person, RobotPose, Scene, SceneObject
 from wafer_reasoner.sim.scenario import load_places_file, load_scenario
 

@@ -5,8 +5,8 @@ import dataclasses
 import pytest
 
 from wafer_reasoner.emulator import calibration
-from wafer_reasoner.emulator.datafiles import SOURCE_CONFIG
 from wafer_reasoner.emulator.figures import FIGURES
+from wafer_reasoner.runtime.resources import SOURCE_CONFIG
 
 DOCS = SOURCE_CONFIG.parent / "docs" / "emulator.md"
 CALIBRATION_ROWS = {"waferllm-8b-420", "waferllm-8b-660", "a100x1-8b", "a100x8-8b", "h200-70b-spec"}

@@ -6,8 +6,8 @@ import json
 import yaml
 
 from wafer_reasoner.cli import main
-from wafer_reasoner.emulator.datafiles import SOURCE_CONFIG
 from wafer_reasoner.emulator.hardware import load_hardware
+from wafer_reasoner.runtime.resources import SOURCE_CONFIG
 
 BENCH = SOURCE_CONFIG.parent / "bench" / "bench_host_profile.py"
 
@@ -67,7 +67,7 @@ def test_bench_profile_loads_as_a_hardware_file(tmp_path):
                 "kernel_overhead_s": 1e-6, "copy_mb": 64, "matmul_n": 512}
     path = tmp_path / "host.yaml"
     path.write_text(yaml.safe_dump(bench.host_profile(measured, name="bench", machine="m", date="d")))
-    profile = load_hardware(extra_paths=[path])["bench"]
+    profile = load_hardware(SOURCE_CONFIG / "hardware.yaml", extra_paths=[path])["bench"]
     assert (profile.kind, profile.memory_bytes_per_s, profile.peak_flops_per_s) == ("cpu", 20e9, 100e9)
     assert "numpy copy of 64 MB" in dict(profile.sources)["memory_bytes_per_s"]
 
@@ -76,5 +76,5 @@ def test_bench_measures_something_small(tmp_path):
     bench = _bench()
     out = tmp_path / "measured.yaml"
     assert bench.main(["--out", str(out), "--copy-mb", "1", "--matmul-n", "32", "--repeats", "1"]) == 0
-    profile = load_hardware(extra_paths=[out])["host"]
+    profile = load_hardware(SOURCE_CONFIG / "hardware.yaml", extra_paths=[out])["host"]
     assert profile.memory_bytes_per_s > 0 and profile.peak_flops_per_s > 0 and profile.kernel_overhead_s > 0

@@ -1,4 +1,4 @@
-"""Best-of-N under a deadline in emulated time (issue 5 item 7) and the batch cost it rests on."""
+"""Best-of-N under a deadline in emulated time and the batch cost it rests on."""
 
 import random
 from pathlib import Path
@@ -6,16 +6,12 @@ from pathlib import Path
 import pytest
 
 from wafer_reasoner.emulator import Emulator, load_targets
-from wafer_reasoner.emulator.deadline import (
-    EmulatedBestOfN,
-    batch_time,
-    best_row,
-    candidates_within,
-    choose_within_deadline,
-)
+from wafer_reasoner.emulator.deadline import batch_time, best_row, candidates_within, choose_within_deadline
 from wafer_reasoner.engine.fast_engine import EngineConfig
 from wafer_reasoner.engine.planner_model import PlannerModel
-from wafer_reasoner.training.corpus import sample_example
+from wafer_reasoner.runtime.best_of_n import EmulatedBestOfN
+from wafer_reasoner.runtime.resources import SOURCE_CONFIG
+from wafer_reasoner.training import speech_corpus
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_planner"
 PROMPT_TOKENS = 60
@@ -24,7 +20,7 @@ LENGTHS = (9, 12, 7, 20, 11, 9, 15, 10)  # generated tokens of 8 candidates, row
 
 @pytest.fixture(scope="module")
 def llama70b():
-    return load_targets()["Llama-3.1-70B"]
+    return load_targets(SOURCE_CONFIG / "target_models.yaml")["Llama-3.1-70B"]
 
 
 def emulator(target, profiles, name):
@@ -118,7 +114,7 @@ def test_bad_arguments_are_refused(llama70b, profiles):
 
 def examples(count: int, seed: int = 11) -> list:
     rng = random.Random(seed)
-    return [sample_example(rng, 1) for _ in range(count)]
+    return [speech_corpus.sample(rng, speech_corpus.HELDOUT) for _ in range(count)]
 
 
 def test_each_candidate_is_the_same_whatever_the_batch_size():

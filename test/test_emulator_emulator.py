@@ -9,12 +9,13 @@ from wafer_reasoner.emulator import (
     Emulator,
     EmulatorDataError,
     SpeculativeSettings,
-    emulator_from_config,
     known_targets,
     select,
 )
-from wafer_reasoner.emulator.datafiles import SOURCE_CONFIG, read_yaml
+from wafer_reasoner.emulator.datafiles import read_yaml
 from wafer_reasoner.emulator.placement import PlacementOptions
+from wafer_reasoner.runtime.emulation import emulator_for
+from wafer_reasoner.runtime.resources import SOURCE_CONFIG
 
 PLANNER_GENAI_CONFIG = {  # genai_config.json as training/export.py writes it (no ffn_size: 4 x hidden)
     "model": {"context_length": 256, "vocab_size": 320,
@@ -126,7 +127,7 @@ def test_select_errors_are_clear(profiles, targets, change, message):
 def test_shipped_config_names_a_valid_pair(planner_dir):
     settings = read_yaml(SOURCE_CONFIG / "emulator.yaml")
     assert set(settings["speculative"]) == {"enabled", "draft_model", "draft_tokens", "acceptance_rate"}
-    emulator = emulator_from_config(planner_dir=planner_dir)
+    emulator = emulator_for(planner_dir=planner_dir)
     assert (emulator.target.name, emulator.hardware.name) == (settings["target_model"], settings["hardware"])
     assert emulator.plan_time(120, 30).total_s > 0
 
@@ -140,6 +141,6 @@ def test_config_file_with_speculation_and_an_extra_hardware_file(tmp_path, plann
         "target_model": "Llama-3.1-8B", "hardware": "bench-host", "hardware_files": [str(extra)],
         "speculative": {"enabled": True, "draft_model": "Llama-3.2-1B", "draft_tokens": 4, "acceptance_rate": 0.6},
     }))
-    emulator = emulator_from_config(config, planner_dir=planner_dir)
+    emulator = emulator_for(settings_path=config, planner_dir=planner_dir)
     assert emulator.hardware.name == "bench-host" and emulator.speculative.acceptance_rate == 0.6
-    assert "planner" in known_targets(planner_dir=planner_dir)
+    assert "planner" in known_targets(SOURCE_CONFIG / "target_models.yaml", planner_dir)

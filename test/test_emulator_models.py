@@ -5,9 +5,10 @@ import json
 import pytest
 import yaml
 
-from wafer_reasoner.emulator.datafiles import SOURCE_CONFIG, EmulatorDataError
+from wafer_reasoner.emulator.datafiles import EmulatorDataError
 from wafer_reasoner.emulator.hardware import load_hardware, pick
 from wafer_reasoner.emulator.targets import load_targets, planner_target, with_precision
+from wafer_reasoner.runtime.resources import SOURCE_CONFIG
 
 PLANNER_GENAI_CONFIG = {  # the layout training/export.py genai_config() writes for the default PlannerConfig
     "model": {
@@ -79,7 +80,7 @@ def test_planner_target_without_ffn_size_assumes_four_times_hidden(tmp_path):
                     reason="the shipped model is absent (run `make train`)")
 def test_shipped_planner_layout_matches_its_config():
     config = json.loads((SOURCE_CONFIG.parent / "wafer_reasoner" / "models" / "genai_config.json").read_text())
-    planner = planner_target()
+    planner = planner_target(SOURCE_CONFIG.parent / "wafer_reasoner" / "models")
     decoder = config["model"]["decoder"]
     assert (planner.layers, planner.hidden_size, planner.heads) == (
         decoder["num_hidden_layers"], decoder["hidden_size"], decoder["num_attention_heads"])

@@ -5,9 +5,9 @@ import math
 import pytest
 
 from wafer_reasoner.emulator.datafiles import EmulatorDataError
-from wafer_reasoner.emulator.hardware import DeviceProfile, WaferProfile, load_hardware
+from wafer_reasoner.emulator.hardware import DeviceProfile, WaferProfile
 from wafer_reasoner.emulator.placement import PlacementOptions, place, placement_report
-from wafer_reasoner.emulator.targets import TargetModel, load_targets, with_precision
+from wafer_reasoner.emulator.targets import TargetModel, with_precision
 from wafer_reasoner.emulator.timing import (
     expected_tokens_per_step,
     fabric_collectives,
@@ -15,6 +15,7 @@ from wafer_reasoner.emulator.timing import (
     gpu_kernels,
     speculative_step,
 )
+from wafer_reasoner.runtime.emulation import hardware_profiles, target_models
 
 # A tiny llama: attention 2*4*4 + 2*4*2 = 48, MLP 3*4*8 = 96, norms 8 -> 152 per layer; embedding 40,
 # LM head 40 + final norm 4; total 2*152 + 40 + 44 = 388 parameters.
@@ -76,7 +77,7 @@ def test_device_forward_by_hand():
 
 
 def test_prefill_of_many_tokens_becomes_compute_bound_on_a_gpu():
-    profiles, targets = load_hardware(), load_targets()
+    profiles, targets = hardware_profiles(), target_models()
     h100, model = profiles["H100"], targets["Llama-3.1-8B"]
     placement = place(model, h100)
     assert forward(model, h100, placement, 1, 0).bound == "memory-bandwidth"
@@ -113,7 +114,7 @@ def test_wafer_placement_by_hand():
 
 
 def test_model_that_outgrows_one_wafer_needs_several():
-    profiles, targets = load_hardware(), load_targets()
+    profiles, targets = hardware_profiles(), target_models()
     wse3 = profiles["WSE-3"]
     assert place(targets["Llama-3.1-8B"], wse3).systems_needed == 1  # Cerebras: 8B fits one CS-3
     assert place(targets["Llama-3.1-70B"], wse3).systems_needed == 4  # Cerebras: 70B spans 4 CS-3
@@ -148,7 +149,7 @@ def test_wafer_grid_choices():
 
 
 def test_gpu_placement_needs_ceil_weights_over_memory_devices():
-    profiles, targets = load_hardware(), load_targets()
+    profiles, targets = hardware_profiles(), target_models()
     h100, model = profiles["H100"], targets["Llama-3.1-405B"]
     placement = place(model, h100)
     usable = 80e9 * 0.9

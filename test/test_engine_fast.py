@@ -6,6 +6,7 @@ cached, chunked, batched engine must choose the same tokens as recomputing the w
 
 import os
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,13 +14,15 @@ import pytest
 
 from wafer_reasoner.engine.fast_engine import EngineConfig, PrefixCache, PrefixEntry, Sampler
 from wafer_reasoner.engine.grammar import grammar_for_query
-from wafer_reasoner.engine.planner_model import FIXED_PART_END, PlannerModel
-from wafer_reasoner.engine.prompt import build_prompt, tokens_to_plan
+from wafer_reasoner.engine.planner_model import PlannerModel
+from wafer_reasoner.engine.prompt import build_prompt, map_tokens, tokens_to_plan
 from wafer_reasoner.planner.language import parse_plan
-from wafer_reasoner.training.corpus import sample_example
+from wafer_reasoner.runtime.query import verifier_accepts
+from wafer_reasoner.training import speech_corpus
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_planner"
-PROPERTY_CASES = int(os.environ.get("WAFER_PROPERTY_CASES", "300"))  # issue 4 asks for 10,000: set it so
+PROPERTY_CASES = int(os.environ.get("WAFER_PROPERTY_CASES", "300"))  # the engine benchmark runs 10,000
+ONE_CLAUSE = replace(speech_corpus.TRAIN_V2, clauses=(1.0,))  # one part: generate() plans it in one pass
 
 
 def make(**config) -> PlannerModel:
@@ -33,21 +36,21 @@ def greedy():
 
 @pytest.fixture(scope="module")
 def reference():
-    return PlannerModel(TINY, engine="v0")
+    return PlannerModel(TINY, engine="reference")
 
 
 def query(seed: int):
-    example = sample_example(random.Random(seed), seed % 2)
+    example = speech_corpus.sample(random.Random(seed), ONE_CLAUSE)
     return example["scene"], example["say"]
 
 
 def prompt_ids(model, scene, say) -> list:
-    return [model.tokenizer.id(t) for t in build_prompt(scene, say).tokens]
+    return [model.tokenizer.id(t) for t in build_prompt(scene, say, model.tokenizer).tokens]
 
 
 def recomputed_greedy(model, scene, say, *, constrained=True) -> list:
     """Greedy tokens with no cache at all: the whole sequence is run again for every token."""
-    prompt = build_prompt(scene, say)
+    prompt = build_prompt(scene, say, model.tokenizer)
     ids = prompt_ids(model, scene, say)
     cursor = grammar_for_query(model.tokenizer, prompt, scene, say).cursor(model.max_new_tokens)
     out = []
@@ -65,7 +68,7 @@ def recomputed_greedy(model, scene, say, *, constrained=True) -> list:
 
 
 def decoded_ids(model, scene, say) -> tuple:
-    prompt = build_prompt(scene, say)
+    prompt = build_prompt(scene, say, model.tokenizer)
     grammar = grammar_for_query(model.tokenizer, prompt, scene, say) if model.engine.config.constrained else None
     return model.engine.decode(prompt_ids(model, scene, say), grammar)
 
@@ -77,12 +80,12 @@ def test_cached_constrained_decoding_equals_recomputing_the_whole_sequence(greed
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_unconstrained_fast_engine_equals_v0_and_the_recomputation(reference, seed):
+def test_unconstrained_fast_engine_equals_the_reference_loop_and_the_recomputation(reference, seed):
     plain = make(constrained=False, prefix_cache=0)
     scene, say = query(100 + seed)
     tokens = list(decoded_ids(plain, scene, say).tokens)
     assert tokens == recomputed_greedy(reference, scene, say, constrained=False)
-    assert tokens_to_plan([plain.tokenizer.tokens[t] for t in tokens], build_prompt(scene, say)) == \
+    assert tokens_to_plan([plain.tokenizer.tokens[t] for t in tokens], build_prompt(scene, say, plain.tokenizer)) == \
         reference.generate(scene, say).text
 
 
@@ -123,8 +126,7 @@ def test_prepare_pins_the_fixed_part_computed_once(greedy):
     model = make(prefix_cache=0)
     scene, say = query(300)
     model.prepare(scene)
-    fixed = build_prompt(scene, "").tokens
-    fixed_length = fixed.index(FIXED_PART_END) + 1
+    fixed_length = len(map_tokens(scene, model.tokenizer))
     result = model.generate(scene, say)
     assert result.reused_tokens == fixed_length
     assert result.text == greedy.generate(scene, say).text
@@ -160,7 +162,7 @@ def test_best_of_n_is_deterministic_for_a_seed():
 
 
 def test_a_passed_deadline_returns_the_first_finished_candidate():
-    model = make(candidates=4, temperature=1.5, top_k=0, deadline_ms=1e-9, prefix_cache=0)
+    model = make(candidates=4, temperature=1.5, top_k=0, wall_deadline_ms=1e-9, prefix_cache=0)
     scene, say = query(700)
     decoded = decoded_ids(model, scene, say)
     assert 1 <= decoded.finished < 4 or all(len(t) == len(decoded.all_tokens[0]) for t in decoded.all_tokens)
@@ -236,17 +238,16 @@ def test_prefix_cache_finds_the_longest_common_prefix_and_evicts_the_oldest():
 def test_engine_config_from_node_parameters():
     params = {"engine_candidates": 4, "engine_deadline_ms": 80, "engine_constrained": True, "model_dir": ""}
     config = EngineConfig.from_params(params)
-    assert config == EngineConfig(candidates=4, deadline_ms=80.0)
+    assert config == EngineConfig(candidates=4)  # engine_deadline_ms is emulated time: the core's, not the engine's
     with pytest.raises(ValueError, match="candidates"):
         EngineConfig.from_params({"engine_candidates": 0})
 
 
-def test_verified_plans_accepts_what_the_verifier_accepts():
-    from wafer_reasoner.engine.planner_model import verified_plans
+def test_verifier_accepts_accepts_what_the_verifier_accepts():
     from wafer_reasoner.planner.limits import SafetyLimits
 
     scene, _ = query(950)
-    accept = verified_plans(scene, SafetyLimits(), now_s=scene.stamp_s)
+    accept = verifier_accepts(scene, SafetyLimits(), now_s=scene.stamp_s)
     assert accept("wait(2)") and accept("clarify(unsupported)")
     assert not accept("rotate(9999)") and not accept("navigate(obj:nothing_here)") and not accept("pick(")
 

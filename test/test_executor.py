@@ -4,12 +4,11 @@ import math
 
 import pytest
 
-from wafer_reasoner.planner.executor import (
+from wafer_reasoner.planner.commands import (
     STOPPED,
     ArmPurpose,
     ArmTarget,
     CancelGoals,
-    Executor,
     ExecutorState,
     GripperCommand,
     ManipulatorStatus,
@@ -20,6 +19,7 @@ from wafer_reasoner.planner.executor import (
     VelocityCommand,
     clamped_velocity,
 )
+from wafer_reasoner.planner.executor import Executor
 from wafer_reasoner.planner.goals import wrap_angle
 from wafer_reasoner.planner.language import Rotate, Stop, Wait, parse_plan
 from wafer_reasoner.planner.limits import SafetyLimits

@@ -1,27 +1,20 @@
-"""Symbolic grounding (engine/grounding.py) and the v2 prompt that carries its answers to the model; the number
-literals a speech-format grammar lets a plan write."""
+"""Symbolic grounding (understanding/grounding.py) and the prompt that carries its answers to the model; the
+number literals a grammar lets a plan write."""
 
 import random
 import re
 
 import pytest
 
-from wafer_reasoner.engine.grammar import grammar_for_query, said_numbers
-from wafer_reasoner.engine.grounding import ABSENT, Reference, read_references, resolve, resolve_reference
-from wafer_reasoner.engine.prompt import (
-    AMBIGUOUS,
-    EOS,
-    KIND_V1,
-    KIND_V2,
-    MISSING,
-    build_prompt,
-    mention_spans,
-    speech_words,
-    tokens_to_plan,
-)
+from wafer_reasoner.engine.grammar import grammar_for_query
+from wafer_reasoner.engine.prompt import build_prompt, tokens_to_plan
+from wafer_reasoner.engine.tokenizer import AMBIGUOUS, EOS, MISSING
 from wafer_reasoner.planner.scene import NamedPlace, RobotPose, Scene, SceneObject
 from wafer_reasoner.training import speech_corpus
 from wafer_reasoner.training.vocab import build_tokenizer
+from wafer_reasoner.understanding.grounding import ABSENT, Reference, read_references, resolve, resolve_reference
+from wafer_reasoner.understanding.mentions import mention_spans
+from wafer_reasoner.understanding.words import said_numbers, speech_words
 
 
 def obj(object_id, label, color="", x=0.0, y=0.0):
@@ -30,7 +23,7 @@ def obj(object_id, label, color="", x=0.0, y=0.0):
 
 @pytest.fixture(scope="module")
 def v2():
-    return build_tokenizer(KIND_V2)
+    return build_tokenizer()
 
 
 def room() -> Scene:
@@ -110,10 +103,10 @@ def test_an_anchor_the_scene_does_not_have_matches_nothing():
     assert resolve_reference(room(), cup) == "missing"
 
 
-# ---- the v2 prompt --------------------------------------------------------------------------------------------
+# ---- the prompt --------------------------------------------------------------------------------------------
 
 
-def test_the_v2_prompt_tags_every_mention_and_gives_one_answer_each(v2):
+def test_the_prompt_tags_every_mention_and_gives_one_answer_each(v2):
     scene = room()
     prompt = build_prompt(scene, "give me the red cup then put the cup on the table", v2)
     text = " ".join(prompt.tokens)
@@ -132,7 +125,7 @@ def test_the_held_object_shares_its_slot_with_the_mention_that_means_it(v2):
     assert MISSING in build_prompt(room(), "go to the pink cup", v2).tokens
 
 
-def test_every_object_a_gold_plan_names_is_grounded_in_the_v2_prompt(v2):
+def test_every_object_a_gold_plan_names_is_grounded_in_the_prompt(v2):
     """The grounder agrees with the corpus's reference planner on the training distribution: each object a gold
     plan acts on is one of the prompt's slots, and a refusal about a scene label has its answer in the prompt."""
     rng = random.Random(5)
@@ -157,9 +150,8 @@ def test_said_numbers_come_from_number_words_digits_and_decimals():
     assert said_numbers(speech_words(say), say) == ("1.5", "15", "90")
 
 
-@pytest.mark.parametrize("kind", [KIND_V1, KIND_V2])
-def test_a_speech_grammar_writes_only_the_numbers_said(kind):
-    tokenizer = build_tokenizer(kind)
+def test_the_grammar_writes_only_the_numbers_said(v2):
+    tokenizer = v2
     ids = tokenizer.ids
     scene, say = room(), "please spin left two hundred and seventy three degrees"
     grammar = grammar_for_query(tokenizer, build_prompt(scene, say, tokenizer), scene, say)
@@ -174,7 +166,7 @@ def test_a_speech_grammar_writes_only_the_numbers_said(kind):
     assert not grammar.accepts(plan("wait(", "5", ")"))  # never said
 
 
-def test_a_v2_grammar_refuses_about_a_scene_label_only_as_its_mentions_grounded(v2):
+def test_the_grammar_refuses_about_a_scene_label_only_as_its_mentions_grounded(v2):
     ids = v2.ids
     scene = room()
 
@@ -189,13 +181,9 @@ def test_a_v2_grammar_refuses_about_a_scene_label_only_as_its_mentions_grounded(
     assert not accepts("bring me the red cup", "clarify(", "not_found:", "=cup", ")")
     assert accepts("bring me the pink cup", "clarify(", "not_found:", "=cup", ")")  # no cup is pink
     assert accepts("bring me the thermos", "clarify(", "not_found:", "=thermos", ")")  # not a scene label
-    v1 = build_tokenizer(KIND_V1)  # v1 grounds nothing: any shared label may be called ambiguous
-    v1_grammar = grammar_for_query(v1, build_prompt(scene, "bring me the red cup", v1), scene, "bring me the red cup")
-    assert v1_grammar.accepts([v1.ids[t] for t in ("clarify(", "ambiguous:")] + list(v1.spell_name("cup"))
-                              + [v1.ids[")"], v1.ids[EOS]])
 
 
-def test_a_v2_not_found_phrase_never_runs_into_a_function_word(v2):
+def test_a_not_found_phrase_never_runs_into_a_function_word(v2):
     scene, say = room(), "move over to the keys near the desk and afterwards spin left"
     grammar = grammar_for_query(v2, build_prompt(scene, say, v2), scene, say)
 
@@ -208,7 +196,7 @@ def test_a_v2_not_found_phrase_never_runs_into_a_function_word(v2):
     assert not not_found("desk", "and") and not not_found("the", "keys")
 
 
-def test_a_v2_not_found_names_the_object_not_its_colour_nor_a_place_on_the_map(v2):
+def test_a_not_found_names_the_object_not_its_colour_nor_a_place_on_the_map(v2):
     scene = Scene(objects=room().objects, places=(NamedPlace("kitchen", 1.0, 1.0),))
     say = "take the teal cup to the kitchen then go to the garage"
     grammar = grammar_for_query(v2, build_prompt(scene, say, v2), scene, say)

@@ -1,17 +1,19 @@
-"""Speed never changes a plan (issue 5), the lockstep loop, and the study's reproducibility."""
+"""Speed never changes a plan, the lockstep loop, and the study's reproducibility."""
 
 import json
 import random
 
 import pytest
 
-from wafer_reasoner.emulator import Emulator, load_hardware, load_targets
-from wafer_reasoner.emulator.datafiles import config_file, read_yaml
-from wafer_reasoner.emulator.deadline import EmulatedBestOfN
+from wafer_reasoner.emulator import Emulator
+from wafer_reasoner.emulator.datafiles import read_yaml
 from wafer_reasoner.engine.fast_engine import EngineConfig
-from wafer_reasoner.engine.planner_model import PlannerModel, verified_plans
+from wafer_reasoner.engine.planner_model import PlannerModel
 from wafer_reasoner.planner.limits import SafetyLimits
-from wafer_reasoner.planner.query import answer
+from wafer_reasoner.runtime.best_of_n import EmulatedBestOfN
+from wafer_reasoner.runtime.emulation import hardware_profiles, target_models
+from wafer_reasoner.runtime.query import answer, verifier_accepts
+from wafer_reasoner.runtime.resources import config_file
 from wafer_reasoner.sim.scenario import load_places_file
 from wafer_reasoner.studies import hardware_study
 from wafer_reasoner.training.corpus import sample_example
@@ -22,7 +24,7 @@ TARGETS = ("Llama-3.1-8B", "Llama-3.1-70B", "Mixtral-8x7B")
 
 @pytest.fixture(scope="module")
 def every_pair():
-    hardware, targets = load_hardware(), load_targets()
+    hardware, targets = hardware_profiles(), target_models()
     return [Emulator(targets[t], hardware[h]) for t in TARGETS for h in hardware]
 
 
@@ -54,7 +56,7 @@ def test_the_same_query_gives_byte_identical_plans_under_every_profile(every_pai
         plans, times = set(), set()
         for pair in every_pair:
             wrapped = EmulatedBestOfN(model, pair, deadline_ms=0.0,
-                                      accept=verified_plans(scene, LIMITS, now_s=scene.stamp_s))
+                                      accept=verifier_accepts(scene, LIMITS, now_s=scene.stamp_s))
             result = answer(wrapped, scene, example["say"], LIMITS, now_s=scene.stamp_s)
             plans.add((result.plan, result.status, result.reasons))
             times.add(round(wrapped.last_choice.timing.emulated_ms, 6))
@@ -63,7 +65,7 @@ def test_the_same_query_gives_byte_identical_plans_under_every_profile(every_pai
 
 
 def test_the_redirect_repeats_exactly_and_a_slower_profile_drives_further_the_wrong_way(greedy, places, settings):
-    hardware, targets = load_hardware(), load_targets()
+    hardware, targets = hardware_profiles(), target_models()
     target = targets["Llama-3.1-70B"]
     slow, fast = Emulator(target, hardware["A100"]), Emulator(target, hardware["WSE-3"])
     first = hardware_study.redirect_run(greedy, slow, places, settings["redirect"])
@@ -83,7 +85,7 @@ def _case(correct, valid, lengths=(6, 6, 6)):
 
 
 def test_clutter_row_counts_what_each_profile_keeps():
-    hardware, target = load_hardware(), load_targets()["Llama-3.1-70B"]
+    hardware, target = hardware_profiles(), target_models()["Llama-3.1-70B"]
     fast, slow = Emulator(target, hardware["WSE-3"]), Emulator(target, hardware["A100"])
     # greedy (row 0) wrong, row 1 right and the best scored: only a profile that fits 2+ candidates gets it
     decoded = [_case((False, True, False), (True, True, True))]

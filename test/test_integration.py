@@ -28,7 +28,7 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 
 from wafer_reasoner import demo  # noqa: E402
-from wafer_reasoner.demo import log_tail, reserve_domain_id, ros_env, start_node, stop_process  # noqa: E402
+from wafer_reasoner.demo.processes import log_tail, reserve_domain_id, ros_env, start_node, stop_process  # noqa: E402
 from wafer_reasoner.planner.scene import parse_perception_json  # noqa: E402
 from wafer_reasoner.ros.qos import COMMAND_QOS, SENSOR_QOS  # noqa: E402
 from wafer_reasoner.sim.world import quaternion_from_yaw, yaw_from_quaternion  # noqa: E402
@@ -215,7 +215,7 @@ def test_reserved_domains_are_exclusive_and_the_environment_is_localhost_only():
         env = ros_env(first.domain_id, {"PYTHONPATH": "/elsewhere", "ROS_DOMAIN_ID": "7"})
         assert env["ROS_DOMAIN_ID"] == str(first.domain_id)
         assert env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST"
-        package_parent = str(Path(demo.__file__).resolve().parents[1])
+        package_parent = str(Path(demo.__file__).resolve().parents[2])
         assert env["PYTHONPATH"].split(os.pathsep) == [package_parent, "/elsewhere"]  # this copy of the package first
     finally:
         first.release()

@@ -13,9 +13,9 @@ import pytest
 
 from wafer_reasoner.planner.language import Stop
 from wafer_reasoner.planner.limits import SafetyLimits
-from wafer_reasoner.planner.query import MAX_UTTERANCE_CHARS, PlanStatus, answer, utterance_problem
 from wafer_reasoner.planner.scene import Person, RobotPose, Scene, SceneObject
-from wafer_reasoner.planner.stop_command import is_stop_command
+from wafer_reasoner.runtime.query import MAX_UTTERANCE_CHARS, PlanStatus, answer, utterance_problem
+from wafer_reasoner.understanding.stop import is_stop_command
 
 LIMITS = SafetyLimits()
 NOW_S = 50.0

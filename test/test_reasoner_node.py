@@ -30,24 +30,15 @@ from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 
-from wafer_reasoner.engine.planner_model import DEFAULT_MODEL_DIR, MODEL_FILE  # noqa: E402
-from wafer_reasoner.planner.executor import (  # noqa: E402
-    ArmPurpose,
-    ArmTarget,
-    CancelGoals,
-    GripperCommand,
-    NavigationGoal,
-    PlanEvent,
-    PlanEventKind,
-    VelocityCommand,
-)
-from wafer_reasoner.planner.query import MAX_UTTERANCE_CHARS, PlanStatus  # noqa: E402
+from wafer_reasoner.engine.planner_model import MODEL_FILE, SHIPPED_MODEL_DIR  # noqa: E402
 from wafer_reasoner.ros import reasoner_node  # noqa: E402
 from wafer_reasoner.ros.qos import COMMAND_QOS, SENSOR_QOS  # noqa: E402
+from wafer_reasoner.runtime.core import NO_SCENE_REASON  # noqa: E402
+from wafer_reasoner.runtime.query import MAX_UTTERANCE_CHARS, PlanStatus  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 PARAMS_FILE = REPO / "config" / "reasoner.yaml"
-SHIPPED_MODEL = DEFAULT_MODEL_DIR / MODEL_FILE
+SHIPPED_MODEL = SHIPPED_MODEL_DIR / MODEL_FILE
 WAIT_S = 20.0  # longest wait for any one thing
 RED_CUP = (4.8, 3.2, 0.75)
 ROBOT_START = (-4.0, -3.0, 0.0)
@@ -92,81 +83,6 @@ def test_safety_limit_parameters_are_the_safety_limits_fields():
     assert names == {item.name for item in fields(SafetyLimits)}
     defaults = {n[len("limits.") :]: p.default for n, p in reasoner_node.PARAMETERS.items() if n.startswith("limits.")}
     assert SafetyLimits.from_mapping(defaults) == SafetyLimits()
-
-
-OPEN, CLOSE = GripperCommand(open=True), GripperCommand(open=False)
-ARM_AT_CUP = ArmTarget(1.0, 0.0, 0.75, ArmPurpose.PICK, 1)
-GOAL = NavigationGoal(1.0, 2.0, 0.0, 2)
-
-
-def test_arm_waits_for_the_base_to_stand_still_and_for_the_gripper():
-    gate = reasoner_node.MotionGate()
-    assert gate.on_base_velocity(0.3, 0.0, now_s=0.0) == ()  # driving
-    assert gate.submit(OPEN, now_s=0.0) == () and gate.submit(ARM_AT_CUP, now_s=0.0) == ()
-    assert gate.submit(PlanEvent(PlanEventKind.STEP_STARTED, 1, "pick(obj:cup_1)"), now_s=0.0) != ()  # not motion
-    assert gate.on_base_velocity(0.05, 0.0, now_s=0.1) == ()  # still settling
-    assert gate.on_base_velocity(0.0, 0.0, now_s=0.2) == (OPEN,)  # the arm waits for the open
-    reply = gate.on_reply("succeeded", now_s=1.2)
-    assert (reply.kind, reply.released) == (reasoner_node.GRIPPER_OPEN, (ARM_AT_CUP,))
-    reply = gate.on_reply("succeeded", now_s=2.2)
-    assert (reply.kind, reply.succeeded, reply.released) == (reasoner_node.ARM, True, ())
-
-
-def test_base_waits_for_the_grasp_and_a_failed_grasp_releases_nothing():
-    gate = reasoner_node.MotionGate()
-    assert gate.submit(CLOSE, now_s=0.0) == (CLOSE,)
-    assert gate.submit(GOAL, now_s=0.0) == ()
-    assert gate.submit(VelocityCommand(0.0, 0.5), now_s=0.0) == ()
-    assert gate.submit(VelocityCommand(0.0, 0.4), now_s=0.0) == ()
-    assert gate.held == (GOAL, VelocityCommand(0.0, 0.4))  # only the newest velocity is kept
-    assert gate.on_reply("succeeded", now_s=1.0).released == (GOAL, VelocityCommand(0.0, 0.4))
-    gate.submit(CLOSE, now_s=2.0)
-    gate.submit(GOAL, now_s=2.0)
-    reply = gate.on_reply("failed", now_s=3.0)
-    assert (reply.kind, reply.succeeded, reply.released) == (reasoner_node.GRIPPER_CLOSE, False, ())
-    assert gate.held == (GOAL,)  # the node stops the plan, which cancels
-    gate.cancel()
-    assert gate.held == ()
-
-
-def test_stopping_is_never_held_back():
-    gate = reasoner_node.MotionGate()
-    gate.submit(CLOSE, now_s=0.0)
-    gate.submit(VelocityCommand(0.0, 0.5), now_s=0.0)
-    assert gate.submit(VelocityCommand(0.0, 0.0), now_s=0.0) == (VelocityCommand(0.0, 0.0),)
-    assert gate.held == ()  # the held turn is dropped: the latest word was stop
-    assert gate.submit(CancelGoals(), now_s=0.0) == (CancelGoals(),)
-
-
-def test_replies_to_cancelled_commands_are_dropped_and_unexpected_ones_reported():
-    gate = reasoner_node.MotionGate()
-    gate.submit(ARM_AT_CUP, now_s=0.0)
-    gate.cancel()
-    assert gate.submit(GOAL, now_s=0.5) == (GOAL,)  # a stale arm motion does not hold the new plan back
-    gate.submit(ARM_AT_CUP, now_s=1.0)
-    assert gate.on_reply("succeeded", now_s=1.5).kind == reasoner_node.STALE
-    assert gate.on_reply("failed", now_s=2.0).kind == reasoner_node.ARM
-    assert gate.on_reply("succeeded", now_s=2.5).kind == reasoner_node.UNEXPECTED
-
-
-def test_an_unanswered_gripper_command_expires_as_failed():
-    gate = reasoner_node.MotionGate()
-    gate.submit(CLOSE, now_s=10.0)
-    gate.submit(GOAL, now_s=10.0)
-    assert gate.expire(now_s=20.0, timeout_s=30.0) is None
-    expired = gate.expire(now_s=41.0, timeout_s=30.0)
-    assert (expired.kind, expired.succeeded) == (reasoner_node.GRIPPER_CLOSE, False)
-    gate.submit(ARM_AT_CUP, now_s=50.0)
-    assert gate.expire(now_s=500.0, timeout_s=30.0) is None  # arm timeouts are the executor's
-
-
-def test_without_gripper_replies_only_arm_targets_are_matched():
-    gate = reasoner_node.MotionGate(gripper_replies=False)
-    assert gate.submit(OPEN, now_s=0.0) == (OPEN,)
-    assert gate.submit(ARM_AT_CUP, now_s=0.0) == (ARM_AT_CUP,)  # not waiting for an answer that never comes
-    assert gate.on_reply("succeeded", now_s=1.0).kind == reasoner_node.ARM
-    assert gate.submit(CLOSE, now_s=1.0) == (CLOSE,)
-    assert gate.submit(GOAL, now_s=1.0) == (GOAL,)
 
 
 # ---- the node in a process ------------------------------------------------------------------------------------
@@ -405,7 +321,7 @@ def _test_model_dir() -> Path:
     if override:
         return Path(override)
     if SHIPPED_MODEL.is_file():
-        return DEFAULT_MODEL_DIR
+        return SHIPPED_MODEL_DIR
     pytest.skip(f"no planner model to start the node with: {SHIPPED_MODEL} is absent (run `make train`)")
 
 
@@ -503,8 +419,8 @@ def test_c_bad_input_moves_nothing_is_explained_and_the_node_keeps_running(reaso
     assert (values["scene_age_s"], values["pose_known"]) == ("n/a", "false"), diagnostics
 
     plan = reasoner.say("bring me the red cup")
-    assert (plan["status"], plan["reasons"]) == ("rejected", [reasoner_node.NO_SCENE_REASON])
-    reasoner.spin_until(lambda: reasoner_node.NO_SCENE_REASON in reasoner.said(), "the no-scene answer on say")
+    assert (plan["status"], plan["reasons"]) == ("rejected", [NO_SCENE_REASON])
+    reasoner.spin_until(lambda: NO_SCENE_REASON in reasoner.said(), "the no-scene answer on say")
 
     reasoner.publish_odom_and_wait(*ROBOT_START)
     reasoner.publish_scene_and_wait({"frame_id": "map", "objects": [], "people": [{"id": "user", "x": 0.0, "y": 0.0}]})
@@ -538,7 +454,7 @@ def test_c_bad_input_moves_nothing_is_explained_and_the_node_keeps_running(reaso
 
 
 @pytest.mark.skipif(not SHIPPED_MODEL.is_file(), reason=f"needs the trained model {SHIPPED_MODEL} (`make train`)")
-@pytest.mark.parametrize("reasoner", [DEFAULT_MODEL_DIR], indirect=True)
+@pytest.mark.parametrize("reasoner", [SHIPPED_MODEL_DIR], indirect=True)
 def test_d_bring_me_the_red_cup_sends_a_goal_near_the_red_cup(reasoner):
     reasoner.publish_odom_and_wait(*ROBOT_START)
     reasoner.publish_scene_and_wait(red_cup_scene())
@@ -631,7 +547,7 @@ def test_e_every_plan_reports_host_and_emulated_time_and_pacing_holds_it(ros_con
 
 def test_e_best_of_n_keeps_only_the_candidates_that_fit_the_emulated_deadline(ros_context, domain_id, tmp_path):
     """A 70B model on one A100 cannot finish even one plan in 1 ms: of the 4 candidates the host decoded, only
-    the greedy one competes, and the plan says it is over the deadline (issue 5 item 7)."""
+    the greedy one competes, and the plan says it is over the deadline."""
     process = NodeProcess(
         domain_id,
         tmp_path / "reasoner_node.log",

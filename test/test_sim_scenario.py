@@ -14,7 +14,6 @@ from wafer_reasoner.sim.scenario import (
     check_plan,
     load_places_file,
     load_scenario,
-    resolve_scenario_path,
     scenario_from_dict,
     unmet_conditions,
 )
@@ -129,13 +128,6 @@ def test_load_scenario_names_the_file(tmp_path):
         load_scenario(str(path))
     with pytest.raises(ScenarioError, match="cannot read"):
         load_scenario(str(tmp_path / "absent.yaml"))
-
-
-def test_resolve_scenario_path():
-    assert resolve_scenario_path("", "/share/s") == ""
-    assert resolve_scenario_path("bring_red_cup", "/share/s") == "/share/s/bring_red_cup.yaml"
-    assert resolve_scenario_path("/tmp/x.yaml", "/share/s") == "/tmp/x.yaml"
-    assert resolve_scenario_path("mine.yaml", "/share/s") == "mine.yaml"
 
 
 @pytest.mark.parametrize(

@@ -250,15 +250,12 @@ def test_installed_executable_in_lib_runs_the_node():
 
 def test_config_file_mirrors_the_declared_parameters():
     params = yaml.safe_load((REPO / "config" / "sim_world.yaml").read_text())["sim_world"]["ros__parameters"]
-    declared = {
-        **{name: spec[0] for name, spec in sim_world_node.FLOAT_PARAMETERS.items()},
-        **{name: spec[0] for name, spec in sim_world_node.STRING_PARAMETERS.items()},
-        **{name: spec[0] for name, spec in sim_world_node.BOOL_PARAMETERS.items()},
-    }
+    declared = {name: param.default for name, param in sim_world_node.PARAMETERS.items()}
     assert set(params) == set(declared)
     for name, value in params.items():
         assert type(value) is type(declared[name]), name
         if name != "scenario":
             assert value == declared[name], name
-    for name, (default, low, high, _) in sim_world_node.FLOAT_PARAMETERS.items():
-        assert low <= default <= high, name
+    for name, param in sim_world_node.PARAMETERS.items():
+        if param.low is not None:
+            assert param.low <= param.default <= param.high, name

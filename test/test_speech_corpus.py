@@ -1,24 +1,18 @@
-"""The v1 speech corpus (issue 3): coverage, held-out separation, reproducibility and the v1 evaluation."""
+"""The speech corpus: coverage, held-out separation, reproducibility and the evaluation."""
 
 import random
 from collections import Counter
 
 import pytest
 
-from wafer_reasoner.engine.prompt import (
-    KIND_V1,
-    build_prompt,
-    plan_to_tokens,
-    speech_words,
-    tokens_to_plan,
-    utterance_words,
-)
+from wafer_reasoner.engine.prompt import build_prompt, plan_to_tokens, tokens_to_plan
 from wafer_reasoner.planner.language import parse_plan
 from wafer_reasoner.training import speech_corpus as sc
 from wafer_reasoner.training.evaluate import error_kind, evaluate
 from wafer_reasoner.training.vocab import build_tokenizer
+from wafer_reasoner.understanding.words import speech_words, utterance_words
 
-V1 = build_tokenizer(KIND_V1)
+TOKENIZER = build_tokenizer()
 CATEGORIES = ["train", *sc.HELDOUT_CATEGORIES]
 
 
@@ -26,7 +20,7 @@ def words(texts) -> set:
     return {w for t in texts for w in utterance_words(t.replace("{", " ").replace("}", " ")) if not w.isdigit()}
 
 
-def test_lexicon_is_as_large_as_issue_3_asks():
+def test_lexicon_is_large():
     assert len(sc.SMALL) + len(sc.FURNITURE) >= 60
     assert len(sc.COLORS) >= 12 and len(sc.PLACES) >= 16 and len(sc.PEOPLE) >= 3
     for intent in ("bring", "pick", "put", "go_place", "turn_left", "wait", "follow"):
@@ -35,7 +29,7 @@ def test_lexicon_is_as_large_as_issue_3_asks():
 
 def test_heldout_labels_and_colours_are_outside_the_vocabulary_and_the_training_lists():
     held = words(sc.HELDOUT_SMALL + sc.HELDOUT_FURNITURE + sc.HELDOUT_COLORS)
-    assert not held & set(V1.ids)
+    assert not held & set(TOKENIZER.ids)
     assert not held & words(sc.SMALL + sc.FURNITURE + sc.COLORS)
 
 
@@ -64,16 +58,16 @@ def test_spoken_numbers_normalise_to_their_digits(value):
 def test_examples_of_every_category_parse_encode_and_fit_the_decoder(category):
     for example in sc.heldout_set(category, 150):
         parse_plan(example["plan"])
-        prompt = build_prompt(example["scene"], example["say"], V1)
-        plan = plan_to_tokens(example["plan"], prompt, V1)
-        assert all(V1.id(t) != V1.unk_id for t in [*prompt.tokens, *plan]), example["say"]
+        prompt = build_prompt(example["scene"], example["say"], TOKENIZER)
+        plan = plan_to_tokens(example["plan"], prompt, TOKENIZER)
+        assert all(TOKENIZER.id(t) != TOKENIZER.unk_id for t in [*prompt.tokens, *plan]), example["say"]
         assert tokens_to_plan(plan, prompt) == example["plan"]
         assert len(plan) <= 60 and len(prompt.tokens) <= 320 - 64, example["say"]
 
 
 def test_every_said_label_the_scene_has_is_tagged_in_the_prompt():
     for example in sc.heldout_set("noisy", 150):
-        prompt = build_prompt(example["scene"], example["say"], V1)
+        prompt = build_prompt(example["scene"], example["say"], TOKENIZER)
         if example["plan"].startswith(("navigate(obj:", "clarify(ambiguous:")):
             assert "@1" in prompt.tokens[prompt.tokens.index("<scene>"):], example["say"]
 
@@ -99,7 +93,8 @@ def test_training_mix_covers_intents_noise_numbers_pseudo_words_and_clarify():
     assert 0.2 < sum(e["noisy"] for e in examples) / len(examples) < 0.4
     assert max(len(e["intents"]) for e in examples) == 3
     assert any(w in sc.NUMBER_WORDS and w != "one" for e in examples for w in utterance_words(e["say"]))
-    spelled = sum(any(t.startswith("##") for t in build_prompt(e["scene"], e["say"], V1).tokens) for e in examples)
+    spelled = sum(any(t.startswith("##") for t in build_prompt(e["scene"], e["say"], TOKENIZER).tokens)
+                  for e in examples)
     assert spelled / len(examples) > 0.2  # pseudo-word labels and colours are common in training
     assert any(e["plan"] == "clarify(unsupported)" and "the" in e["say"].split() for e in examples)
 
@@ -124,7 +119,7 @@ class OracleThatFailsSome:
         return Generation
 
 
-def test_v1_evaluation_reports_categories_clarify_precision_and_error_kinds():
+def test_evaluation_reports_categories_clarify_precision_and_error_kinds():
     examples = sc.heldout_examples(10, CATEGORIES)
     acts = [e for e in examples if not e["plan"].startswith("clarify(") and e["category"] != "train"]
     model = OracleThatFailsSome({acts[0]["say"]: "clarify(unsupported)", acts[1]["say"]: "stop()"})

@@ -1,8 +1,6 @@
 """Write the tiny random planner used by the engine tests (CI has no torch, so the result is committed).
 
     PYTHONPATH=. /path/to/python-with-torch test/data/make_tiny_planner.py      # -> test/data/tiny_planner/
-    PYTHONPATH=. /path/to/python-with-torch test/data/make_tiny_planner.py v1   # -> test/data/tiny_planner_v1/
-    PYTHONPATH=. /path/to/python-with-torch test/data/make_tiny_planner.py v2   # -> test/data/tiny_planner_v2/
 
 Same ONNX layout, tokenizer and genai_config.json as the shipped model (training/export.py), but 2 layers of
 width 32 with fixed seeded weights. The embeddings are drawn wider than training's init (std 0.5, not 0.02) so the
@@ -11,21 +9,16 @@ logits are far apart and greedy token sequences do not hinge on rounding.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import torch
 
-from wafer_reasoner.engine.prompt import KIND_V0, KIND_V1, KIND_V2
 from wafer_reasoner.training.export import export_model
 from wafer_reasoner.training.model import Planner, PlannerConfig
 from wafer_reasoner.training.vocab import build_tokenizer
 
-OUT_DIRS = {"v0": Path(__file__).resolve().parent / "tiny_planner",  # word prompts (the v0 format)
-            "v1": Path(__file__).resolve().parent / "tiny_planner_v1",  # spelled, speech-normalised prompts
-            "v2": Path(__file__).resolve().parent / "tiny_planner_v2"}  # v1 with mentions grounded in the prompt
+OUT_DIR = Path(__file__).resolve().parent / "tiny_planner"
 SEED = 20261130
-FORMAT_KINDS = {"v0": KIND_V0, "v1": KIND_V1, "v2": KIND_V2}
 
 
 def tiny_planner(vocab_size: int) -> Planner:
@@ -41,10 +34,9 @@ def tiny_planner(vocab_size: int) -> Planner:
     return model
 
 
-def main(argv=None) -> int:
-    fmt = (argv if argv is not None else sys.argv[1:] or ["v0"])[0]
-    tokenizer = build_tokenizer(FORMAT_KINDS[fmt])
-    path = export_model(tiny_planner(len(tokenizer)), tokenizer, OUT_DIRS[fmt])
+def main() -> int:
+    tokenizer = build_tokenizer()
+    path = export_model(tiny_planner(len(tokenizer)), tokenizer, OUT_DIR)
     print(f"{path} ({path.stat().st_size} bytes)")
     return 0
 

@@ -7,8 +7,9 @@ Pure Python (no ROS, no torch). Seams, one module each:
     timing.py      forward() -> ForwardCost, speculative_step()        the cost formulas
     emulator.py    Emulator, EmulatedTiming, select()                  one query: prefill + decode
     figures.py, calibration.py                                         published rows, fit, validation table
-    cli.py         `wafer-reasoner emulate`
-docs/emulator.md has the formulas, the calibration rows and the validation table.
+docs/emulator.md has the formulas, the calibration rows and the validation table. The emulator imports nothing
+of the project and reads only the files it is given (``runtime/resources.py`` finds the package's own);
+``wafer-reasoner emulate`` is ``wafer_reasoner/cli/emulate.py``.
 """
 
 from wafer_reasoner.emulator.datafiles import EmulatorDataError
@@ -16,7 +17,6 @@ from wafer_reasoner.emulator.emulator import (
     EmulatedTiming,
     Emulator,
     SpeculativeSettings,
-    emulator_from_config,
     known_targets,
     select,
 )
@@ -26,6 +26,6 @@ from wafer_reasoner.emulator.targets import TargetModel, load_targets, planner_t
 
 __all__ = [
     "DeviceProfile", "EmulatedTiming", "Emulator", "EmulatorDataError", "PlacementOptions", "SpeculativeSettings",
-    "TargetModel", "WaferProfile", "emulator_from_config", "known_targets", "load_hardware", "load_targets",
+    "TargetModel", "WaferProfile", "known_targets", "load_hardware", "load_targets",
     "place", "planner_target", "select",
 ]

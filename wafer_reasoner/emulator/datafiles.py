@@ -1,4 +1,6 @@
-"""Finding and checking the emulator's YAML data (config/hardware.yaml, config/target_models.yaml, ...).
+"""Reading and checking the emulator's YAML data (config/hardware.yaml, config/target_models.yaml, ...).
+
+The emulator never looks for files: callers pass paths (``runtime/resources.py`` finds the package's own).
 
 Every loader turns a mapping into a frozen dataclass through :func:`build`, which names the file, the entry and
 the field in its error: a missing or unknown field, a non-number, a negative bandwidth, a fraction above 1.
@@ -12,26 +14,9 @@ from pathlib import Path
 
 import yaml
 
-SOURCE_CONFIG = Path(__file__).resolve().parent.parent.parent / "config"
-
 
 class EmulatorDataError(ValueError):
     """A profile, target or emulator setting is missing, malformed or physically impossible."""
-
-
-def config_file(name: str) -> Path:
-    """``config/<name>`` from the source tree, else from the installed share directory."""
-    candidates = [SOURCE_CONFIG / name]
-    try:
-        from ament_index_python.packages import get_package_share_directory
-
-        candidates.append(Path(get_package_share_directory("wafer_reasoner")) / "config" / name)
-    except Exception:  # noqa: BLE001 - no ament index outside a ROS environment
-        pass
-    for path in candidates:
-        if path.is_file():
-            return path
-    raise EmulatorDataError(f"cannot find config/{name} (looked in {', '.join(str(p) for p in candidates)})")
 
 
 def read_yaml(path) -> dict:

@@ -1,4 +1,4 @@
-"""Best-of-N under a deadline in emulated time (issue 5 item 7): how many candidates the emulated hardware fits.
+"""Best-of-N under a deadline in emulated time: how many candidates the emulated hardware fits.
 
 The host decodes all N candidates of a query as one batch (row 0 greedy, rows 1.. sampled, each row's tokens
 independent of N). Which of them the robot may use is decided here, on the emulated (target, hardware) pair:
@@ -8,14 +8,13 @@ candidates, exactly as a batch sized for that hardware would. When not even one 
 is used and the choice says it is over the deadline. Speed never changes a candidate, only how many are kept.
 
     choice = choose_within_deadline(emulator, prompt_tokens, lengths, scores, valid, deadline_ms=150.0)
-    model = EmulatedBestOfN(planner_model, emulator, deadline_ms=150.0, accept=verified_plans(...))
 
-Pure apart from calling the wrapped model: no clocks, no randomness.
+Pure: no clocks, no randomness. ``runtime/best_of_n.py`` applies it to a planner model's candidates.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from wafer_reasoner.emulator.emulator import EmulatedTiming, Emulator
 
@@ -71,32 +70,3 @@ def choose_within_deadline(emulator: Emulator, prompt_tokens: int, lengths, scor
     over = deadline_ms > 0 and timing.emulated_ms > deadline_ms
     return DeadlineChoice(index=best_row(scores, valid, count), candidates=count, decoded=len(lengths),
                           deadline_ms=float(deadline_ms), timing=timing, over_deadline=over)
-
-
-class EmulatedBestOfN:
-    """A planner model wrapper for ``query.answer``: the host decodes every candidate, the emulated deadline
-    decides how many count. ``accept(plan_text) -> bool`` verifies a candidate (the verifier, in the node);
-    a candidate that did not reach <eos> is never valid. ``last_choice`` holds the latest DeadlineChoice."""
-
-    def __init__(self, model, emulator: Emulator, *, deadline_ms: float, accept=None):
-        self.model = model
-        self.emulator = emulator
-        self.deadline_ms = float(deadline_ms)
-        self.accept = accept
-        self.last_choice: DeadlineChoice | None = None
-
-    def generate(self, scene, utterance: str):
-        generation = self.model.generate(scene, utterance)
-        texts = generation.candidate_texts
-        if not texts:  # one candidate: greedy, nothing to choose
-            self.last_choice = choose_within_deadline(self.emulator, generation.prompt_tokens, (generation.tokens,),
-                                                      (0.0,), (True,), self.deadline_ms)
-            return generation
-        valid = [done and (self.accept is None or self.accept(text))
-                 for text, done in zip(texts, generation.candidate_finished)]
-        choice = choose_within_deadline(self.emulator, generation.prompt_tokens, generation.candidate_tokens,
-                                        generation.candidate_scores, valid, self.deadline_ms)
-        self.last_choice = choice
-        row = choice.index
-        return replace(generation, text=texts[row], tokens=generation.candidate_tokens[row],
-                       score=generation.candidate_scores[row], candidates=choice.candidates)

@@ -1,6 +1,6 @@
 """The Emulator: the time a (target model, hardware) pair would take for one planning query.
 
-    emulator = Emulator(target, hardware)                      # or emulator_from_config()
+    emulator = Emulator(target, hardware)      # runtime/emulation.py builds one from config/emulator.yaml
     timing = emulator.plan_time(prompt_tokens=120, generated_tokens=30)
     timing.emulated_ms, timing.bound
 
@@ -12,10 +12,9 @@ given (config: speculative.enabled), with an explicit acceptance rate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-from wafer_reasoner.emulator.datafiles import EmulatorDataError, check_value, config_file, read_yaml
-from wafer_reasoner.emulator.hardware import load_hardware, pick
+from wafer_reasoner.emulator.datafiles import EmulatorDataError, check_value
+from wafer_reasoner.emulator.hardware import pick
 from wafer_reasoner.emulator.placement import DEFAULT_PLACEMENT, PlacementOptions, place
 from wafer_reasoner.emulator.targets import PLANNER, TargetModel, load_targets, planner_target, with_precision
 from wafer_reasoner.emulator.timing import forward, speculative_step
@@ -141,8 +140,8 @@ class Emulator:
 SETTINGS_KEYS = {"target_model", "hardware", "bytes_per_param", "placement", "speculative", "hardware_files"}
 
 
-def known_targets(targets_path=None, planner_dir=None) -> dict:
-    """Presets, plus the shipped planner when its genai_config.json is present."""
+def known_targets(targets_path, planner_dir) -> dict:
+    """Presets from ``targets_path``, plus the planner in ``planner_dir`` when its genai_config.json is there."""
     targets = load_targets(targets_path)
     try:
         targets[PLANNER] = planner_target(planner_dir)
@@ -208,14 +207,3 @@ def select(settings: dict, hardware_profiles: dict, targets: dict) -> tuple:
             raise EmulatorDataError(f"emulator settings: speculative acceptance_rate must be a number, got {rate!r}")
         speculative = SpeculativeSettings(draft=draft, draft_tokens=spec["draft_tokens"], acceptance_rate=float(rate))
     return target, hardware, speculative, _placement_options(settings)
-
-
-def emulator_from_config(path=None, *, planner_dir=None, hardware_path=None, targets_path=None) -> Emulator:
-    """The Emulator named by config/emulator.yaml (or ``path``)."""
-    settings = read_yaml(Path(path) if path else config_file("emulator.yaml"))
-    extra = settings.get("hardware_files") or []
-    if not isinstance(extra, list):
-        raise EmulatorDataError("emulator settings: 'hardware_files' must be a list of paths")
-    profiles = load_hardware(hardware_path, extra_paths=extra)
-    target, hardware, speculative, options = select(settings, profiles, known_targets(targets_path, planner_dir))
-    return Emulator(target, hardware, speculative=speculative, options=options)

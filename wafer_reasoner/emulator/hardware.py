@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from wafer_reasoner.emulator.datafiles import EmulatorDataError, build, config_file, read_yaml
+from wafer_reasoner.emulator.datafiles import EmulatorDataError, build, read_yaml
 
 LINKS_PER_CORE = 4  # a wafer core's router has N/E/S/W fabric links (Cerebras WSE architecture)
 
@@ -128,10 +128,11 @@ def profile_from_dict(name: str, data: dict, *, calibrated: dict | None = None, 
     return profile
 
 
-def load_hardware(path=None, extra_paths=()) -> dict:
-    """{name: profile} from config/hardware.yaml, then from each extra file (e.g. a fresh host bench)."""
+def load_hardware(path, extra_paths=()) -> dict:
+    """{name: profile} from a hardware file (config/hardware.yaml), then from each extra file (e.g. a fresh host
+    bench)."""
     profiles, calibrated = {}, {}
-    for file in [Path(path) if path else config_file("hardware.yaml"), *map(Path, extra_paths)]:
+    for file in [Path(path), *map(Path, extra_paths)]:
         data = read_yaml(file)
         entries = data.get("profiles")
         if not isinstance(entries, dict) or not entries:

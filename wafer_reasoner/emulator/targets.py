@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from wafer_reasoner.emulator.datafiles import EmulatorDataError, build, config_file, read_yaml
+from wafer_reasoner.emulator.datafiles import EmulatorDataError, build, read_yaml
 
 ARCHITECTURES = {
     "llama": "RMSNorm, gated SiLU MLP (3 matrices), rotary positions, no biases",
@@ -161,9 +161,9 @@ def target_from_dict(name: str, data: dict, *, where: str = "target") -> TargetM
     return target
 
 
-def load_targets(path=None) -> dict:
-    """Presets from config/target_models.yaml: {name: TargetModel}."""
-    path = Path(path) if path else config_file("target_models.yaml")
+def load_targets(path) -> dict:
+    """Presets from a targets file (config/target_models.yaml): {name: TargetModel}."""
+    path = Path(path)
     data = read_yaml(path)
     models = data.get("models")
     if not isinstance(models, dict) or not models:
@@ -171,10 +171,8 @@ def load_targets(path=None) -> dict:
     return {name: target_from_dict(str(name), entry, where=str(path)) for name, entry in models.items()}
 
 
-def planner_target(model_dir=None) -> TargetModel:
-    """The shipped planner, read from ``genai_config.json`` beside the model (float32 ONNX weights)."""
-    if model_dir is None:
-        model_dir = Path(__file__).resolve().parent.parent / "models"
+def planner_target(model_dir) -> TargetModel:
+    """The planner model in ``model_dir``, read from its ``genai_config.json`` (float32 ONNX weights)."""
     path = Path(model_dir) / "genai_config.json"
     try:
         config = json.loads(path.read_text(encoding="utf-8"))

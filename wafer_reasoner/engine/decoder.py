@@ -23,7 +23,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-MAX_PLANS = 4096  # prepared step shapes kept (a few KB each); warm() makes 2 x context of them per batch size
+MAX_STEP_SHAPES = 4096  # prepared step shapes kept (a few KB each); warm() makes 2 x context of them per batch size
 ALIGN_BYTES = 64  # buffers start on a cache line, as ORT's own allocations do (numpy's large arrays are 16-aligned)
 
 
@@ -87,7 +87,8 @@ class BoundDecoder:
         self._logits = aligned_zeros(max_batch * tmax * lay.vocab_size, np.float32)  # [B, S, V] views
         self._values = {}  # (what, side, B, length) -> (numpy views, OrtValues), made once per shape
         self._runner = _Runner(session, vectors=vectors)
-        self._plans = {}  # (side, B, past, S, padded) -> _StepPlan, at most MAX_PLANS (oldest made dropped first)
+        # (side, B, past, S, padded) -> _StepPlan, at most MAX_STEP_SHAPES (oldest made dropped first)
+        self._step_shapes = {}
         self._kv_names, self._present_names = layout.kv_names, layout.present_names
         self.batch, self.length, self.side, self.padded = 1, 0, 0, False
 
@@ -140,7 +141,7 @@ class BoundDecoder:
             self._stage_rows(self._value("ids", 0, batch, seq)[0], rows, past, seq)
         elif self.padded:
             self._mask_rows[0, past:past + seq] = 1
-        plan = self._plans.get((self.side, batch, past, seq, self.padded))
+        plan = self._step_shapes.get((self.side, batch, past, seq, self.padded))
         if plan is None:
             plan = self._plan(self.side, batch, past, seq, self.padded)
         if batch == 1:
@@ -182,9 +183,9 @@ class BoundDecoder:
         logits_view, logits_value = self._value("logits", 0, batch, seq)
         outputs = [("logits", logits_value), *zip(self._present_names, self._kv_values(side ^ 1, batch, total))]
         plan = _StepPlan(self._runner.prepare(inputs, outputs), logits_view, ids_view)
-        if len(self._plans) >= MAX_PLANS:
-            del self._plans[next(iter(self._plans))]
-        self._plans[(side, batch, past, seq, padded)] = plan
+        if len(self._step_shapes) >= MAX_STEP_SHAPES:
+            del self._step_shapes[next(iter(self._step_shapes))]
+        self._step_shapes[(side, batch, past, seq, padded)] = plan
         return plan
 
     # ---- views and their OrtValues, made once per shape -----------------------------------------------------

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 
-from wafer_reasoner.engine.prompt import DIGITS, PLAN_TOKENS, SLOT_TOKENS
+from wafer_reasoner.engine.tokenizer import DIGITS, PLAN_TOKENS, SLOT_TOKENS
 
 MAX_TRIE_NODES = 50_000  # learning stops here (a plan adds at most ~64 nodes; shapes repeat)
 MAX_WORDS = 20_000  # utterance words counted for the first-token guess (new words are ignored past this)

@@ -37,8 +37,10 @@ class EngineConfig:
     temperature: float = 0.8  # sampling temperature of candidates 2..N
     top_k: int = 8  # candidates 2..N sample among the k most likely allowed tokens (0: all allowed)
     seed: int = 0  # sampler seed; the same query, configuration and seed give the same plan
-    deadline_ms: float = 0.0  # best-of-N: stop at the first finished candidate after this (from query start; 0: none)
-    constrained: bool = True  # decode inside the plan grammar (False: plain argmax over the vocabulary, like v0)
+    # best-of-N, host wall time: stop at the first finished candidate after this (from query start; 0: none). The
+    # node's engine_deadline_ms is another thing, a deadline in emulated time (runtime/best_of_n.py)
+    wall_deadline_ms: float = 0.0
+    constrained: bool = True  # decode inside the plan grammar (False: plain argmax, like the reference loop)
     forced_runs: bool = True  # feed tokens the grammar forces as one chunk with the chosen token
     prefix_cache: int = 4  # prompts whose KV state is kept for reuse (0: none)
     draft_tokens: int = 8  # greedy: at most this many tokens drafted from past plans per step (0: no drafting)
@@ -48,14 +50,14 @@ class EngineConfig:
             raise ValueError(f"candidates must be 1..64, got {self.candidates}")
         if not (self.temperature > 0 and math.isfinite(self.temperature)):
             raise ValueError(f"temperature must be a positive number, got {self.temperature}")
-        if min(self.top_k, self.prefix_cache, self.draft_tokens) < 0 or not self.deadline_ms >= 0:
-            raise ValueError("top_k, prefix_cache, draft_tokens and deadline_ms must not be negative")
+        if min(self.top_k, self.prefix_cache, self.draft_tokens) < 0 or not self.wall_deadline_ms >= 0:
+            raise ValueError("top_k, prefix_cache, draft_tokens and wall_deadline_ms must not be negative")
 
     @classmethod
     def from_params(cls, params, prefix: str = "engine_") -> "EngineConfig":
         """From node parameters named ``engine_candidates``, ``engine_temperature``, ...; others are ignored,
         missing ones keep their defaults."""
-        types = {"candidates": int, "temperature": float, "top_k": int, "seed": int, "deadline_ms": float,
+        types = {"candidates": int, "temperature": float, "top_k": int, "seed": int, "wall_deadline_ms": float,
                  "constrained": bool, "forced_runs": bool, "prefix_cache": int, "draft_tokens": int}
         return cls(**{name: kind(params[prefix + name]) for name, kind in types.items() if prefix + name in params})
 
@@ -189,7 +191,7 @@ class FastEngine:
         """Decode up to ``config.candidates`` plans after prompt_ids; grammar None decodes unconstrained.
 
         ``accept(token_ids) -> bool`` verifies a finished candidate (default: every finished one is valid).
-        ``started`` is the query's perf_counter start, the origin of ``deadline_ms``."""
+        ``started`` is the query's perf_counter start, the origin of ``wall_deadline_ms``."""
         started = time.perf_counter() if started is None else started
         prefill_start = time.perf_counter()
         tokens = tuple(int(t) for t in prompt_ids)
@@ -251,9 +253,10 @@ class FastEngine:
             return self._greedy_loop(rows[0], logits[0, 0])
         config = self.config
         # one generator per row, seeded (seed, row): row k samples the same tokens whatever N is, so a caller may
-        # keep only the first n rows (the emulator's deadline, issue 5) and get what a batch of n would have made
+        # keep only the first n rows (the emulated deadline, runtime/best_of_n.py) and get what a batch of n would
+        # have made
         samplers = [Sampler(config.temperature, config.top_k, (config.seed, index)) for index in range(len(rows))]
-        deadline = started + config.deadline_ms / 1e3 if config.deadline_ms > 0 else math.inf
+        deadline = started + config.wall_deadline_ms / 1e3 if config.wall_deadline_ms > 0 else math.inf
         steps = 0
         while True:
             chunks = [self._advance(row, index, logits[index, last[index]], samplers[index])

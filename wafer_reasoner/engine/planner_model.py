@@ -5,8 +5,11 @@ The session is created once (weights stay resident). Two engines sit behind ``ge
 - ``engine="fast"`` (default, engine/fast_engine.py): preallocated KV cache and IO buffers, prefix reuse,
   decoding constrained to the action language with forced runs fed as one chunk, drafts from past plan shapes,
   best-of-N as one batch with a deadline;
-- ``engine="v0"``: the reference loop, one ``session.run`` per token with the cache fed back as numpy arrays,
-  unconstrained argmax. Kept for comparison and as the oracle of the engine tests.
+- ``engine="reference"``: the reference loop, one ``session.run`` per token with the cache fed back as numpy
+  arrays, unconstrained argmax: the exactness oracle of the fast engine's tests (``constrained=False``).
+
+Long commands are planned clause by clause (``understanding/clauses.py``), and a plan that leaves a grounded
+mention or a said number out is continued (``understanding/coverage.py``).
 """
 
 from __future__ import annotations
@@ -19,19 +22,21 @@ from pathlib import Path
 
 import numpy as np
 
-from wafer_reasoner.engine import clauses, coverage
+from wafer_reasoner.engine import SHIPPED_MODEL_DIR
 from wafer_reasoner.engine.decoder import DecoderLayout
 from wafer_reasoner.engine.fast_engine import EngineConfig, FastEngine
 from wafer_reasoner.engine.grammar import grammar_for_query
-from wafer_reasoner.engine.prompt import EOS, Prompt, Tokenizer, build_prompt, tokens_to_plan
-from wafer_reasoner.planner.language import MAX_STEPS, PlanSyntaxError, parse_plan
+from wafer_reasoner.engine.prompt import Prompt, build_prompt, map_tokens, tokens_to_plan
+from wafer_reasoner.engine.tokenizer import EOS, Tokenizer
+from wafer_reasoner.planner.language import PlanSyntaxError, parse_plan
+from wafer_reasoner.planner.syntax import MAX_STEPS, SEPARATOR
+from wafer_reasoner.understanding import clauses, coverage
 
-DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "models"
 MODEL_FILE = "planner.onnx"
 MAX_NEW_TOKENS = 64
-MAX_CONTINUATIONS = 3  # v2: passes after a plan that left a mention uncovered (a 4-clause command: usually 1)
-ENGINES = ("fast", "v0")
-FIXED_PART_END = "<say>"  # the prompt up to here depends only on the semantic map (engine/prompt.py)
+MAX_CONTINUATIONS = 3  # passes after a plan that left a mention uncovered (a 4-clause command: usually 1)
+FAST, REFERENCE = "fast", "reference"
+ENGINES = (FAST, REFERENCE)
 
 
 class ModelLoadError(RuntimeError):
@@ -58,23 +63,8 @@ class Generation:
     candidate_tokens: tuple = ()  # tuple[int, ...] generated tokens of each
     candidate_scores: tuple = ()  # tuple[float, ...] model scores (sum of log p)
     candidate_finished: tuple = ()  # tuple[bool, ...] whether each reached <eos>
-    continued: int = 0  # v2: passes that asked the model to go on after a plan that left a mention uncovered
-    parts: int = 1  # v2: parts of the utterance planned one by one (clause connectors between them)
-
-
-def verified_plans(scene, limits, *, now_s: float):
-    """An ``accept`` for ``generate``: best-of-N keeps only candidates that parse and pass ``verify_plan`` (a
-    clarify passes: it only speaks), so a candidate the verifier would refuse never wins on score."""
-    from wafer_reasoner.planner.language import PlanSyntaxError, parse_plan
-    from wafer_reasoner.planner.verifier import verify_plan
-
-    def accept(text: str) -> bool:
-        try:
-            return verify_plan(parse_plan(text), scene, limits, now_s=now_s).ok
-        except PlanSyntaxError:
-            return False
-
-    return accept
+    continued: int = 0  # passes that asked the model to go on after a plan that left a mention uncovered
+    parts: int = 1  # parts of the utterance planned one by one (clause connectors between them)
 
 
 def _read_json(path: Path) -> dict:
@@ -88,13 +78,13 @@ class PlannerModel:
     """Loads ``planner.onnx`` + ``genai_config.json`` + ``tokenizer.json`` from one folder, once."""
 
     def __init__(self, model_dir=None, *, threads: int = 1, max_new_tokens: int = MAX_NEW_TOKENS,
-                 engine: str = "fast", engine_config: EngineConfig | None = None):
+                 engine: str = FAST, engine_config: EngineConfig | None = None):
         import onnxruntime as ort  # imported here so the pure modules stay importable without it
 
         if engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
 
-        folder = Path(model_dir) if model_dir else DEFAULT_MODEL_DIR
+        folder = Path(model_dir) if model_dir else SHIPPED_MODEL_DIR
         model_path = folder / MODEL_FILE
         if not model_path.is_file():
             raise ModelLoadError(
@@ -130,7 +120,7 @@ class PlannerModel:
         self.past_names = [f"past_key_values.{i}.{kind}" for i in range(self.num_layers) for kind in ("key", "value")]
         self.engine = None
         self._engine_lock = threading.Lock()  # the fast engine's buffers serve one query at a time
-        if engine == "fast":
+        if engine == FAST:
             self.engine = FastEngine(self.session, DecoderLayout.from_genai_config(genai), eos_id=self.tokenizer.eos_id,
                                      max_new_tokens=max_new_tokens, config=engine_config or EngineConfig(),
                                      tokenizer=self.tokenizer)
@@ -146,7 +136,7 @@ class PlannerModel:
         return logits, dict(zip(self.past_names, outputs[1:]))
 
     def fit_prompt(self, scene, utterance: str) -> Prompt:
-        prompt = build_prompt(scene, utterance, self.tokenizer)  # in the format the model was trained with
+        prompt = build_prompt(scene, utterance, self.tokenizer)
         budget = self.context_length - self.max_new_tokens
         if len(prompt.tokens) > budget:
             raise ValueError(
@@ -157,26 +147,24 @@ class PlannerModel:
     def prepare(self, scene) -> None:
         """Compute the fixed prompt part (the semantic map) once now; later queries reuse its KV state."""
         if self.engine is not None:
-            tokens = build_prompt(scene, "", self.tokenizer).tokens
-            fixed = tokens[:tokens.index(FIXED_PART_END) + 1]
             with self._engine_lock:
-                self.engine.pin_prefix([self.tokenizer.id(t) for t in fixed])
+                self.engine.pin_prefix([self.tokenizer.id(t) for t in map_tokens(scene, self.tokenizer)])
 
     def generate(self, scene, utterance: str, *, accept=None) -> Generation:
         """One plan for (scene, utterance). ``accept(plan_text) -> bool`` (fast engine, best-of-N) verifies
         candidates: the best accepted one is returned."""
-        if self.tokenizer.format.resolved and (self.engine is None or self.engine.config.candidates == 1):
+        if self.engine is None or self.engine.config.candidates == 1:
             return self._generate_by_clause(scene, utterance, accept)
         return self._generate_one(scene, utterance, accept)
 
     def _generate_one(self, scene, utterance: str, accept) -> Generation:
         if self.engine is None:
-            return self._generate_v0(scene, utterance)
+            return self._generate_reference(scene, utterance)
         with self._engine_lock:
             return self._generate_fast(scene, utterance, accept)
 
     def _generate_by_clause(self, scene, utterance: str, accept) -> Generation:
-        """v2, greedy: each part of the utterance between clause connectors planned on its own, with the state
+        """Greedy: each part of the utterance between clause connectors planned on its own, with the state
         the parts before it leave (engine/clauses.py); the plans joined as the contract joins clauses."""
         parts = clauses.split_clauses(utterance)
         if len(parts) == 1:
@@ -210,7 +198,7 @@ class PlannerModel:
         check = None if accept is None else (lambda out: accept(tokens_to_plan([names[t] for t in out], prompt)))
         decoded = self.engine.decode(ids, grammar, accept=check, started=started)
         plan, continued, more_s = list(decoded.tokens), 0, 0.0
-        if self.tokenizer.format.resolved and grammar is not None and decoded.candidates == 1:
+        if grammar is not None and decoded.candidates == 1:
             plan, continued, more_s = self._complete(utterance, prompt, ids, grammar, plan)
         model_s = decoded.prefill_s + decoded.decode_s + more_s
         rows = decoded.all_tokens if decoded.candidates > 1 else ()
@@ -242,13 +230,13 @@ class PlannerModel:
         MAX_CONTINUATIONS passes."""
         names = self.tokenizer.tokens
         need = coverage.required(prompt.grounded, prompt.heard.words, utterance)
-        separator = self.tokenizer.id("; ")
+        separator = self.tokenizer.id(SEPARATOR)
         passes, model_s = 0, 0.0
         while passes < MAX_CONTINUATIONS and plan and plan[-1] == self.tokenizer.eos_id:
             text = tokens_to_plan([names[t] for t in plan], prompt)
             gaps = need.gaps(text)
             head = plan[:-1] + [separator]
-            resumed = grammar.resumed(head) if gaps and text.count("; ") + 1 < MAX_STEPS else None
+            resumed = grammar.resumed(head) if gaps and text.count(SEPARATOR) + 1 < MAX_STEPS else None
             if resumed is None or len(ids) + len(head) + self.max_new_tokens > self.context_length:
                 break
             more = self.engine.decode(ids + head, resumed)
@@ -260,7 +248,7 @@ class PlannerModel:
             plan, passes = longer, passes + 1
         return plan, passes, model_s
 
-    def _generate_v0(self, scene, utterance: str) -> Generation:
+    def _generate_reference(self, scene, utterance: str) -> Generation:
         """Greedy decoding of one plan for (scene, utterance), one session.run per token."""
         started = time.perf_counter()
         prompt = self.fit_prompt(scene, utterance)

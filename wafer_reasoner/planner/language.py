@@ -11,22 +11,32 @@ The full contract (semantics of each utterance family) is in ``docs/action_langu
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
 from typing import Union
 
-REF_KINDS = ("obj", "place", "person")
-CLARIFY_REASONS = ("not_found", "ambiguous", "unsupported")
-SPEAKER = "user"  # the person who spoke: ``person:user``
+from .syntax import (
+    ANGLE,
+    ARG_SEPARATOR,
+    CLARIFY_REASONS,
+    DURATION,
+    FORMS,
+    LABELLED_REASONS,
+    MAX_PLAN_CHARS,
+    MAX_STEPS,
+    NAME_PATTERN,
+    REF_KINDS,
+    SEPARATOR,
+    SPEAKER,
+    reason_text,
+)
 
-# ids of objects and people, place names and labels: no spaces, no punctuation of the language itself
-_NAME = r"[A-Za-z0-9_.\-]+"
-_NAME_RE = re.compile(rf"^{_NAME}$")
+_NAME_RE = re.compile(rf"^{NAME_PATTERN}$")
 _STEP_RE = re.compile(r"^\s*([a-z_]+)\s*\((.*)\)\s*$")
 _NUMBER_RE = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
-MAX_PLAN_CHARS = 4096
-MAX_STEPS = 32
+__all__ = ["MAX_PLAN_CHARS", "MAX_STEPS", "REF_KINDS", "CLARIFY_REASONS", "SPEAKER"]
 
 
 class PlanSyntaxError(ValueError):
@@ -103,6 +113,10 @@ class Clarify:
 
 
 Step = Union[Navigate, Pick, PlaceOn, Handover, Rotate, Wait, Stop, Follow, Clarify]
+# the step type of each form of planner/syntax.py
+_STEP_TYPES = {"navigate": Navigate, "pick": Pick, "place": PlaceOn, "handover": Handover, "rotate": Rotate,
+               "wait": Wait, "stop": Stop, "follow": Follow, "clarify": Clarify}
+_FORM_NAMES = {step_type: name for name, step_type in _STEP_TYPES.items()}
 Plan = tuple  # tuple[Step, ...]
 
 
@@ -116,30 +130,20 @@ def format_number(value: float) -> str:
 
 
 def format_step(step: Step) -> str:
-    if isinstance(step, Navigate):
-        return f"navigate({step.target})"
-    if isinstance(step, Pick):
-        return f"pick({step.obj})"
-    if isinstance(step, PlaceOn):
-        return f"place({step.obj}, {step.target})"
-    if isinstance(step, Handover):
-        return f"handover({step.obj}, {step.person})"
-    if isinstance(step, Rotate):
-        return f"rotate({format_number(step.degrees)})"
-    if isinstance(step, Wait):
-        return f"wait({format_number(step.seconds)})"
-    if isinstance(step, Stop):
-        return "stop()"
-    if isinstance(step, Follow):
-        return f"follow({step.person})"
+    form = FORMS.get(_FORM_NAMES.get(type(step), ""))
+    if form is None:
+        raise TypeError(f"not a plan step: {step!r}")
     if isinstance(step, Clarify):
-        return f"clarify({step.reason}:{step.label})" if step.label else f"clarify({step.reason})"
-    raise TypeError(f"not a plan step: {step!r}")
+        args = [reason_text(step.reason) + step.label]
+    else:
+        args = [format_number(value) if isinstance(value, (int, float)) else str(value)
+                for value in (getattr(step, field.name) for field in dataclasses.fields(step))]
+    return f"{form.name}({ARG_SEPARATOR.join(args)})" if form.args else form.opener
 
 
 def format_plan(steps) -> str:
     """The canonical text of a sequence of steps."""
-    return "; ".join(format_step(step) for step in steps)
+    return SEPARATOR.join(format_step(step) for step in steps)
 
 
 def _parse_ref(text: str, *, kinds=REF_KINDS) -> Ref:
@@ -173,7 +177,7 @@ def _parse_clarify(args: list) -> Clarify:
     reason, sep, label = args[0].partition(":")
     if reason not in CLARIFY_REASONS:
         raise PlanSyntaxError(f"clarify reason must be one of {CLARIFY_REASONS}, got {reason!r}")
-    if reason == "unsupported":
+    if reason not in LABELLED_REASONS:
         if sep:
             raise PlanSyntaxError("clarify(unsupported) takes no label")
         return Clarify(reason)
@@ -182,38 +186,26 @@ def _parse_clarify(args: list) -> Clarify:
     return Clarify(reason, label)
 
 
+def _parse_arg(step_name: str, kind, text: str):
+    if kind == ANGLE:
+        return _parse_number(text, f"{step_name}() angle")
+    if kind == DURATION:
+        return _parse_number(text, f"{step_name}() duration")
+    return _parse_ref(text, kinds=kind)
+
+
 def parse_step(text: str) -> Step:
     match = _STEP_RE.match(text)
     if not match:
         raise PlanSyntaxError(f"not a step: {text.strip()!r}")
     name, args = match.group(1), _split_args(match.group(2))
-    if name == "navigate":
-        _expect_args(name, args, 1)
-        return Navigate(_parse_ref(args[0]))
-    if name == "pick":
-        _expect_args(name, args, 1)
-        return Pick(_parse_ref(args[0], kinds=("obj",)))
-    if name == "place":
-        _expect_args(name, args, 2)
-        return PlaceOn(_parse_ref(args[0], kinds=("obj",)), _parse_ref(args[1], kinds=("obj", "place")))
-    if name == "handover":
-        _expect_args(name, args, 2)
-        return Handover(_parse_ref(args[0], kinds=("obj",)), _parse_ref(args[1], kinds=("person",)))
-    if name == "rotate":
-        _expect_args(name, args, 1)
-        return Rotate(_parse_number(args[0], "rotate() angle"))
-    if name == "wait":
-        _expect_args(name, args, 1)
-        return Wait(_parse_number(args[0], "wait() duration"))
-    if name == "stop":
-        _expect_args(name, args, 0)
-        return Stop()
-    if name == "follow":
-        _expect_args(name, args, 1)
-        return Follow(_parse_ref(args[0], kinds=("person",)))
+    form = FORMS.get(name)
+    if form is None:
+        raise PlanSyntaxError(f"unknown action {name!r}")
     if name == "clarify":
         return _parse_clarify(args)
-    raise PlanSyntaxError(f"unknown action {name!r}")
+    _expect_args(name, args, len(form.args))
+    return _STEP_TYPES[name](*(_parse_arg(name, kind, arg) for kind, arg in zip(form.args, args)))
 
 
 def parse_plan(text: str) -> tuple:

@@ -23,9 +23,9 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PoseStamped, Twist
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 
-from wafer_reasoner.planner.executor import ArmTarget, GripperCommand, NavigationGoal, PlanEvent, VelocityCommand
-from wafer_reasoner.planner.query import PlanResult
+from wafer_reasoner.planner.commands import ArmTarget, GripperCommand, NavigationGoal, PlanEvent, VelocityCommand
 from wafer_reasoner.planner.scene import RobotPose
+from wafer_reasoner.runtime.query import PlanResult
 
 GRIPPER_OPEN_POSITION = 1.0  # gripper/commands data for "open / release" (sim_world: data[0] >= 0.5 opens)
 GRIPPER_CLOSED_POSITION = 0.0  # gripper/commands data for "close / grasp"

@@ -1,8 +1,8 @@
 """demo_operator: a scripted operator. Says a scenario's utterances and prints a timeline of what happens.
 
-A thin shell around ``wafer_reasoner.demo_timeline`` (formatting and judging live there). It waits until
-sim_world and the reasoner are up, says each turn of the scenario on ``speech/transcript``, prints one line per
-thing that happens, judges each turn against the scenario's ``expect`` and ends by itself with
+A thin shell around ``wafer_reasoner.demo.timeline`` and ``demo.verdicts`` (formatting and judging live there).
+It waits until sim_world and the reasoner are up, says each turn of the scenario on ``speech/transcript``, prints
+one line per thing that happens, judges each turn against the scenario's ``expect`` and ends by itself with
 ``RESULT: SUCCESS — ...`` (exit code 0) or ``RESULT: FAILURE — <why>`` (exit code 1).
 
 Ready means: a ``perception/objects`` scene and ``odom`` were seen, the reasoner's ``/diagnostics`` reports OK
@@ -27,18 +27,15 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray, String
 
-from wafer_reasoner.demo import find_config, resolve_scenario
-from wafer_reasoner.demo_timeline import (
+from wafer_reasoner.demo.timeline import (
     HoldingWatch,
     MessageKind,
-    ScenarioRun,
     Tag,
     VelocityWatch,
     classify_message,
@@ -49,10 +46,12 @@ from wafer_reasoner.demo_timeline import (
     format_plan_result,
     quoted,
     timeline_line,
-    verdict_line,
 )
+from wafer_reasoner.demo.verdicts import ScenarioRun, verdict_line
 from wafer_reasoner.planner.scene import RobotPose, SceneError, parse_perception_json
+from wafer_reasoner.ros.params import Param, declare_parameters
 from wafer_reasoner.ros.qos import COMMAND_QOS, SENSOR_QOS, VELOCITY_SUB_QOS
+from wafer_reasoner.runtime.resources import config_file, scenario_file
 from wafer_reasoner.sim.scenario import ScenarioError, load_places_file, load_scenario
 from wafer_reasoner.sim.world import yaw_from_quaternion
 
@@ -63,10 +62,12 @@ WAITING_REPORT_S = 10.0  # while waiting to start, say what is missing this ofte
 EXIT_SUCCESS, EXIT_FAILURE = 0, 1
 
 PARAMETERS = {
-    "scenario": ("bring_red_cup", "Scenario YAML: a path, or a bare name in the package's config/scenarios/."),
-    "semantic_map_file": ("", "Named places (for place: targets). Empty: the package's config/semantic_map.yaml."),
-    "timeout_s": (0.0, "Overall limit in wall seconds, start-up included. 0: the turns' timeouts summed + 60 s."),
-    "pause_s": (1.0, "Pause after a turn is met before the next is said (node clock seconds)."),
+    "scenario": Param("bring_red_cup", "Scenario YAML: a path, or a bare name in the package's config/scenarios/."),
+    "semantic_map_file": Param("", "Named places (for place: targets). Empty: the package's "
+                                   "config/semantic_map.yaml."),
+    "timeout_s": Param(0.0, "Overall limit in wall seconds, start-up included. 0: the turns' timeouts summed + "
+                            "60 s.", 0.0, 86400.0),
+    "pause_s": Param(1.0, "Pause after a turn is met before the next is said (node clock seconds).", 0.0, 600.0),
 }
 
 
@@ -75,11 +76,13 @@ class DemoOperator(Node):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(NODE_NAME, **kwargs)
-        for name, (default, text) in PARAMETERS.items():
-            self.declare_parameter(name, default, ParameterDescriptor(description=text, read_only=True))
+        declare_parameters(self, PARAMETERS)
         try:
-            scenario_path = str(resolve_scenario(self._param("scenario")))
-            places = load_places_file(self._param("semantic_map_file") or str(find_config("semantic_map.yaml")))
+            scenario_path = scenario_file(self._param("scenario"))
+            if scenario_path is None:
+                raise ScenarioError("the 'scenario' parameter is empty: name a scenario to say")
+            scenario_path = str(scenario_path)
+            places = load_places_file(str(config_file("semantic_map.yaml", self._param("semantic_map_file"))))
         except FileNotFoundError as error:
             raise ScenarioError(str(error)) from None
         scenario = load_scenario(scenario_path, places=places)

@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 import time
 
 import rclpy
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, ParameterType
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
 from rclpy.executors import ExternalShutdownException
@@ -36,8 +34,10 @@ from rclpy.time import Time
 from rosgraph_msgs.msg import Clock as ClockMsg
 from std_msgs.msg import Float64MultiArray, String
 
+from wafer_reasoner.ros.params import Param, declare_parameters
 from wafer_reasoner.ros.qos import CLOCK_QOS, COMMAND_QOS, SENSOR_QOS, VELOCITY_SUB_QOS
-from wafer_reasoner.sim.scenario import ScenarioError, load_scenario, resolve_scenario_path
+from wafer_reasoner.runtime.resources import ResourceError, scenario_file
+from wafer_reasoner.sim.scenario import ScenarioError, load_scenario
 from wafer_reasoner.sim.world import (
     World,
     WorldConfig,
@@ -47,45 +47,31 @@ from wafer_reasoner.sim.world import (
 )
 
 NODE_NAME = "sim_world"
-PACKAGE = "wafer_reasoner"
 MAP_FRAME = "map"
 MAX_TICK_S = 1.0  # a longer gap between ticks (clock jump, stall) is integrated as this much
 
-# name: (default, low, high, description). Names equal WorldConfig fields are passed to the world.
-FLOAT_PARAMETERS = {
-    "max_linear_speed_mps": (0.5, 0.01, 3.0, "Cap on |linear speed| in m/s, for goals and cmd_vel."),
-    "max_angular_speed_radps": (1.0, 0.05, 6.0, "Cap on |angular speed| in rad/s, for goals and cmd_vel."),
-    "goal_tolerance_m": (0.05, 0.005, 1.0, "A goal position counts as reached within this distance (m)."),
-    "yaw_tolerance_rad": (0.05, 0.005, 0.5, "A goal heading counts as reached within this angle (rad)."),
-    "cmd_vel_timeout_s": (0.5, 0.05, 10.0, "Stop when no cmd_vel arrived for this long (s)."),
-    "reach_m": (0.9, 0.1, 3.0, "Arm reach: horizontal distance from the base centre (m)."),
-    "grasp_radius_m": (0.25, 0.01, 1.0, "Closing grasps the nearest movable object this close to the hand (m)."),
-    "manipulation_time_s": (1.0, 0.0, 30.0, "Duration of each arm motion and gripper action (s)."),
-    "physics_rate_hz": (50.0, 1.0, 1000.0, "World update rate (Hz); odom and scene rates are capped by it."),
-    "odom_rate_hz": (20.0, 1.0, 200.0, "odom publishing rate (Hz)."),
-    "scene_rate_hz": (5.0, 0.5, 50.0, "perception/objects publishing rate (Hz)."),
-    "real_time_factor": (1.0, 0.1, 100.0, "Simulated seconds per real second (only with publish_clock)."),
+# Every parameter; names equal to WorldConfig fields are passed to the world. config/sim_world.yaml mirrors this.
+PARAMETERS = {
+    "max_linear_speed_mps": Param(0.5, "Cap on |linear speed| in m/s, for goals and cmd_vel.", 0.01, 3.0),
+    "max_angular_speed_radps": Param(1.0, "Cap on |angular speed| in rad/s, for goals and cmd_vel.", 0.05, 6.0),
+    "goal_tolerance_m": Param(0.05, "A goal position counts as reached within this distance (m).", 0.005, 1.0),
+    "yaw_tolerance_rad": Param(0.05, "A goal heading counts as reached within this angle (rad).", 0.005, 0.5),
+    "cmd_vel_timeout_s": Param(0.5, "Stop when no cmd_vel arrived for this long (s).", 0.05, 10.0),
+    "reach_m": Param(0.9, "Arm reach: horizontal distance from the base centre (m).", 0.1, 3.0),
+    "grasp_radius_m": Param(0.25, "Closing grasps the nearest movable object this close to the hand (m).", 0.01, 1.0),
+    "manipulation_time_s": Param(1.0, "Duration of each arm motion and gripper action (s).", 0.0, 30.0),
+    "physics_rate_hz": Param(50.0, "World update rate (Hz); odom and scene rates are capped by it.", 1.0, 1000.0),
+    "odom_rate_hz": Param(20.0, "odom publishing rate (Hz).", 1.0, 200.0),
+    "scene_rate_hz": Param(5.0, "perception/objects publishing rate (Hz).", 0.5, 50.0),
+    "real_time_factor": Param(1.0, "Simulated seconds per real second (only with publish_clock).", 0.1, 100.0),
+    "scenario": Param("", "Scenario YAML: a path, or a bare name looked up in the package's config/scenarios/. "
+                          "Empty: an empty world with the robot at the origin."),
+    "odom_frame_id": Param("odom", "header.frame_id of odom."),
+    "base_frame_id": Param("base_link", "child_frame_id of odom."),
+    "publish_clock": Param(False, "Publish /clock and own simulated time (then run the other nodes with "
+                                  "use_sim_time)."),
 }
-STRING_PARAMETERS = {
-    "scenario": (
-        "",
-        "Scenario YAML: a path, or a bare name looked up in share/wafer_reasoner/config/scenarios/. "
-        "Empty: an empty world with the robot at the origin.",
-    ),
-    "odom_frame_id": ("odom", "header.frame_id of odom."),
-    "base_frame_id": ("base_link", "child_frame_id of odom."),
-}
-BOOL_PARAMETERS = {
-    "publish_clock": (False, "Publish /clock and own simulated time (then run the other nodes with use_sim_time)."),
-}
-WORLD_PARAMETERS = tuple(name for name in FLOAT_PARAMETERS if name in WorldConfig.__dataclass_fields__)
-
-
-def _descriptor(kind: int, description: str, low=None, high=None) -> ParameterDescriptor:
-    descriptor = ParameterDescriptor(type=kind, description=description, read_only=True)
-    if low is not None:
-        descriptor.floating_point_range = [FloatingPointRange(from_value=low, to_value=high, step=0.0)]
-    return descriptor
+WORLD_PARAMETERS = tuple(name for name in PARAMETERS if name in WorldConfig.__dataclass_fields__)
 
 
 def _time_msg(stamp_s: float):
@@ -96,28 +82,12 @@ def _all_finite(*values: float) -> bool:
     return all(math.isfinite(value) for value in values)
 
 
-def scenarios_dir() -> str:
-    """share/wafer_reasoner/config/scenarios when installed, else the source tree's config/scenarios."""
-    try:
-        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
-
-        try:
-            return os.path.join(get_package_share_directory(PACKAGE), "config", "scenarios")
-        except (PackageNotFoundError, ValueError, LookupError):
-            pass
-    except ImportError:
-        pass
-    return os.path.join(
-        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "config", "scenarios"
-    )
-
-
 class SimWorldNode(Node):
     """Converts messages and calls World; a timer steps the world and publishes odom, scene and /clock."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(NODE_NAME, **kwargs)
-        self._declare_parameters()
+        declare_parameters(self, PARAMETERS)
         param = self._param
         config = WorldConfig(**{name: param(name) for name in WORLD_PARAMETERS})
         self._world = self._load_world(config, param("scenario"))
@@ -153,23 +123,18 @@ class SimWorldNode(Node):
 
     # ---- set-up ------------------------------------------------------------------------------------------------
 
-    def _declare_parameters(self) -> None:
-        for name, (default, low, high, text) in FLOAT_PARAMETERS.items():
-            self.declare_parameter(name, default, _descriptor(ParameterType.PARAMETER_DOUBLE, text, low, high))
-        for name, (default, text) in STRING_PARAMETERS.items():
-            self.declare_parameter(name, default, _descriptor(ParameterType.PARAMETER_STRING, text))
-        for name, (default, text) in BOOL_PARAMETERS.items():
-            self.declare_parameter(name, default, _descriptor(ParameterType.PARAMETER_BOOL, text))
-
     def _param(self, name: str):
         return self.get_parameter(name).value
 
     def _load_world(self, config: WorldConfig, scenario: str) -> World:
-        path = resolve_scenario_path(scenario, scenarios_dir())
-        if not path:
+        try:
+            path = scenario_file(scenario)
+        except ResourceError as error:
+            raise ScenarioError(f"scenario {scenario!r}: {error}") from None
+        if path is None:
             self.get_logger().info("no scenario: an empty world with the robot at the origin")
             return World(config)
-        loaded = load_scenario(path)
+        loaded = load_scenario(str(path))
         self.get_logger().info(f"scenario '{loaded.name}' from {path}")
         start = loaded.scene
         return World(

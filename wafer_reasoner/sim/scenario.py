@@ -228,16 +228,6 @@ def load_places_file(path: str) -> tuple:
         raise ScenarioError(f"semantic map {path}: {error}") from None
 
 
-def resolve_scenario_path(value: str, scenarios_dir: str) -> str:
-    """'' stays ''; a bare name ('bring_red_cup') means ``<scenarios_dir>/<name>.yaml``; anything else is a path."""
-    value = value.strip()
-    if not value:
-        return ""
-    if os.sep in value or value.endswith((".yaml", ".yml")):
-        return os.path.expanduser(value)
-    return os.path.join(scenarios_dir, value + ".yaml")
-
-
 # ---- judging a turn --------------------------------------------------------------------------------------------
 
 
@@ -257,11 +247,13 @@ def check_plan(expect: Expectation, plan_text: str) -> list:
     return []
 
 
-def _position(ref: str, scene: Scene):
+def position(ref: str, scene: Scene):
+    """(x, y) of ``robot``, ``obj:ID``, ``person:ID`` or ``place:NAME`` in the scene; None when it is not there."""
     if ref == "robot":
         return (scene.robot.x, scene.robot.y)
     kind, _, name = ref.partition(":")
-    found = {"obj": scene.object, "person": scene.person, "place": scene.place}[kind](name)
+    lookup = {"obj": scene.object, "person": scene.person, "place": scene.place}.get(kind)
+    found = lookup(name) if lookup else None
     return None if found is None else (found.x, found.y)
 
 
@@ -272,7 +264,7 @@ def unmet_conditions(expect: Expectation, scene: Scene) -> list:
         want = expect.holding or "nothing"
         unmet.append(f"robot should hold {want}, holds {scene.holding or 'nothing'}")
     for near in expect.near:
-        subject, target = _position(near.subject, scene), _position(near.target, scene)
+        subject, target = position(near.subject, scene), position(near.target, scene)
         if subject is None or target is None:
             missing = near.subject if subject is None else near.target
             unmet.append(f"{missing} is not in the scene")

@@ -1,4 +1,4 @@
-"""How the robot behaves with a large reasoner on each hardware profile (issue 5 item 8), in simulated time.
+"""How the robot behaves with a large reasoner on each hardware profile, in simulated time.
 
     make study                                   # = python -m wafer_reasoner.studies.hardware_study
     python -m wafer_reasoner.studies.hardware_study [--config config/study.yaml] [--out runs/study] [--cases N]
@@ -27,12 +27,15 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from wafer_reasoner.emulator import Emulator, known_targets, load_hardware
-from wafer_reasoner.emulator.datafiles import config_file, read_yaml
+from wafer_reasoner.emulator import Emulator
+from wafer_reasoner.emulator.datafiles import read_yaml
 from wafer_reasoner.emulator.deadline import choose_within_deadline
 from wafer_reasoner.planner.language import PlanSyntaxError, format_plan, parse_plan
 from wafer_reasoner.planner.limits import SafetyLimits
 from wafer_reasoner.planner.scene import RobotPose
+from wafer_reasoner.runtime.emulation import hardware_profiles, target_models
+from wafer_reasoner.runtime.query import verifier_accepts
+from wafer_reasoner.runtime.resources import config_file
 from wafer_reasoner.sim.lockstep import Lockstep, path_length_m
 from wafer_reasoner.sim.scenario import load_places_file
 from wafer_reasoner.sim.world import World
@@ -99,13 +102,11 @@ def canonical(text: str) -> str:
 
 def decode_candidates(model, cases, limits=LIMITS) -> list:
     """Per case, once on the host: prompt tokens, and per candidate row (tokens, score, valid, correct)."""
-    from wafer_reasoner.engine.planner_model import verified_plans
-
     decoded = []
     for example in cases:
         scene = example["scene"]
         generation = model.generate(scene, example["say"])
-        accept = verified_plans(scene, limits, now_s=scene.stamp_s)
+        accept = verifier_accepts(scene, limits, now_s=scene.stamp_s)
         texts = generation.candidate_texts or (generation.text,)
         finished = generation.candidate_finished or (True,)
         decoded.append({
@@ -146,7 +147,7 @@ def clutter_row(emulator: Emulator, decoded: list, deadline_ms: float) -> dict:
 
 
 def emulators(settings: dict) -> list:
-    hardware, targets = load_hardware(), known_targets()
+    hardware, targets = hardware_profiles(), target_models()
     target = targets[settings["target_model"]]
     return [Emulator(target, hardware[name]) for name in settings["profiles"]]
 
@@ -253,7 +254,7 @@ def main(argv=None) -> int:
     parser.add_argument("--cases", type=int, default=None, help="clutter cases (overrides the config)")
     parser.add_argument("--model-dir", default=None, help="planner model folder (default: the shipped one)")
     args = parser.parse_args(argv)
-    settings = read_yaml(Path(args.config) if args.config else config_file("study.yaml"))
+    settings = read_yaml(config_file("study.yaml", args.config))
     if args.cases is not None:
         settings["clutter"]["cases"] = args.cases
     study = run_study(settings, model_dir=args.model_dir)

@@ -15,22 +15,9 @@ import math
 import random
 from dataclasses import dataclass
 
-from wafer_reasoner.engine import grounding
-from wafer_reasoner.engine.grounding import NEAR_RADIUS_M
-from wafer_reasoner.planner.language import (
-    Clarify,
-    Follow,
-    Handover,
-    Navigate,
-    Pick,
-    PlaceOn,
-    Ref,
-    Rotate,
-    Stop,
-    Wait,
-    format_plan,
-)
 from wafer_reasoner.planner.scene import NamedPlace, Person, RobotPose, Scene, SceneObject, distance
+from wafer_reasoner.training.reference_planner import Expression, Infeasible, label_key, reference_plan
+from wafer_reasoner.understanding.grounding import NEAR_RADIUS_M
 
 SMALL_LABELS = (
     "cup", "mug", "bottle", "book", "ball", "box", "apple", "banana", "phone", "remote", "keys", "plate",
@@ -57,7 +44,7 @@ MIN_SEPARATION_M = 1.6  # unrelated objects are at least this far apart, so "nea
 SURFACE_SEPARATION_M = 0.2  # things standing on one table
 SURFACE_RADIUS_M = 0.7
 SURFACE_SCENES = 0.4  # share of scenes with a crowded surface
-NUMBER_WORDS = {}  # issue 3 adds numbers written as words; v0 speaks digits
+NUMBER_WORDS = {}  # this corpus speaks digits; speech_corpus.py adds numbers written as words
 
 # Phrasing families per intent: (train, heldout). {o} = object expression, {d} = destination, {p} = place,
 # {n} = number. Held-out families only re-use words that the training families contain.
@@ -114,7 +101,7 @@ TEMPLATES = {
     ),
     "follow": (["follow me", "come with me", "please follow me", "come along with me"], ["can you follow me"]),
     "stop": (list(STOP_PHRASES), ["please stop right now", "halt now", "robot stop"]),
-    # held out: known requests in new wrappings (a request made of unknown words is issue 3's open vocabulary)
+    # held out: known requests in new wrappings (a request made of unknown words is the open vocabulary's case)
     "unsupported": (
         list(UNSUPPORTED) + ["please " + u for u in UNSUPPORTED[:12]],
         ["could you " + u for u in UNSUPPORTED[8:20]] + ["robot " + u + " please" for u in UNSUPPORTED[:6]],
@@ -132,7 +119,7 @@ OBJECT_INTENTS = ("bring", "pick", "put", "go_object")
 
 @dataclass(frozen=True)
 class Lexicon:
-    """The labels and colours a scene is drawn from (v0: the module's lists; speech_corpus passes its own)."""
+    """The labels and colours a scene is drawn from (this module's lists; speech_corpus passes its own)."""
 
     small: tuple = SMALL_LABELS  # things the robot picks up
     furniture: tuple = FURNITURE_LABELS  # destinations ("put X on the table"), never picked
@@ -140,49 +127,6 @@ class Lexicon:
 
 
 V0_LEXICON = Lexicon()
-
-
-class NeedsClarify(Exception):
-    def __init__(self, step: Clarify):
-        super().__init__(step)
-        self.step = step
-
-
-@dataclass(frozen=True)
-class Expression:
-    """A referring expression: the label and at most one modifier."""
-
-    label: str  # "coffee_mug"
-    color: str = ""
-    superlative: str = ""  # "nearest" | "closest" | "farthest"
-    near_label: str = ""  # "the X near the Y"
-    near_word: str = "near"
-
-    def render(self) -> str:
-        words = ["the"]
-        if self.superlative:
-            words.append(self.superlative)
-        if self.color:
-            words.append(self.color)
-        words.append(self.label.replace("_", " "))
-        if self.near_label:
-            words += [*self.near_word.split(), "the", self.near_label.replace("_", " ")]
-        return " ".join(words)
-
-
-def label_key(text: str) -> str:
-    return text.replace(" ", "_")
-
-
-def resolve(scene: Scene, expr: Expression) -> SceneObject:
-    """The contract's grounding rules (engine/grounding.py, shared with the v2 prompt builder); raises
-    NeedsClarify."""
-    meant = grounding.resolve(scene, expr.label, expr.color, expr.superlative, expr.near_label)
-    if meant == "missing":
-        raise NeedsClarify(Clarify("not_found", expr.label))
-    if meant == "ambiguous":
-        raise NeedsClarify(Clarify("ambiguous", expr.label))
-    return meant
 
 
 class SceneBuilder:
@@ -295,83 +239,6 @@ def add_clutter(rng: random.Random, builder: SceneBuilder, avoid: set, count: in
     for label in rng.sample(pool, min(count, len(pool))):
         place = builder.add if label in lexicon.furniture else builder.add_on_surface
         place(label, rng.choice(("",) + lexicon.colors))
-
-
-# ---- reference planner: clauses -> steps -------------------------------------------------------------------
-
-
-@dataclass
-class PlanState:
-    holding: str
-
-
-class Infeasible(Exception):
-    """The sampled command would make the robot hold two things; the sampler draws another example."""
-
-
-def _fetch_steps(obj: SceneObject, state: PlanState) -> list:
-    if state.holding == obj.id:
-        return []
-    if state.holding:
-        raise Infeasible(f"already holding {state.holding}")
-    state.holding = obj.id
-    return [Navigate(Ref("obj", obj.id)), Pick(Ref("obj", obj.id))]
-
-
-def clause_steps(scene: Scene, clause: dict, state: PlanState) -> list:
-    """Gold steps for one clause (raises NeedsClarify)."""
-    intent = clause["intent"]
-    if intent == "bring":
-        obj = resolve(scene, clause["o"])
-        user = Ref("person", "user")
-        steps = _fetch_steps(obj, state) + [Navigate(user), Handover(Ref("obj", obj.id), user)]
-        state.holding = ""
-        return steps
-    if intent == "pick":
-        obj = resolve(scene, clause["o"])
-        if state.holding:
-            raise Infeasible(f"already holding {state.holding}")
-        state.holding = obj.id
-        return [Navigate(Ref("obj", obj.id)), Pick(Ref("obj", obj.id))]
-    if intent == "put":
-        obj = resolve(scene, clause["o"])
-        dest = clause["d"]
-        if isinstance(dest, Expression):
-            target = Ref("obj", resolve(scene, dest).id)
-        else:
-            if scene.place(dest) is None:
-                raise NeedsClarify(Clarify("not_found", dest))
-            target = Ref("place", dest)
-        steps = _fetch_steps(obj, state) + [Navigate(target), PlaceOn(Ref("obj", obj.id), target)]
-        state.holding = ""
-        return steps
-    if intent == "go_place":
-        if scene.place(clause["p"]) is None:
-            raise NeedsClarify(Clarify("not_found", clause["p"]))
-        return [Navigate(Ref("place", clause["p"]))]
-    if intent == "go_object":
-        return [Navigate(Ref("obj", resolve(scene, clause["o"]).id))]
-    if intent in ("turn_left", "turn_right", "turn_around"):
-        degrees = {"turn_left": clause.get("n", 0), "turn_right": -clause.get("n", 0), "turn_around": 180}[intent]
-        return [Rotate(degrees)]
-    if intent == "wait":
-        return [Wait(clause["n"])]
-    if intent == "follow":
-        return [Follow(Ref("person", "user"))]
-    if intent == "stop":
-        return [Stop()]
-    raise NeedsClarify(Clarify("unsupported"))
-
-
-def reference_plan(scene: Scene, clauses: list) -> str:
-    state = PlanState(holding=scene.holding)
-    steps = []
-    try:
-        for clause in clauses:
-            steps += clause_steps(scene, clause, state)
-    except NeedsClarify as clarify:
-        return format_plan([clarify.step])
-    return format_plan(steps)
 
 
 # ---- sampling ---------------------------------------------------------------------------------------------

@@ -1,13 +1,10 @@
 """Held-out evaluation of an ONNX planner through the real engine (``make eval``).
 
-    python -m wafer_reasoner.training.evaluate [--model-dir DIR] [--count N] [--json OUT]
+    python -m wafer_reasoner.training.evaluate [--model-dir DIR] [--count N] [--seed-offset K] [--json OUT]
 
-The model folder's tokenizer kind picks the held-out set:
-- v0 (the shipped model): N=600 examples of corpus.py's held-out phrasing families, seed HELDOUT_SEED,
-  categories by intent;
-- v1 (issue 3): N=200 examples per speech_corpus.HELDOUT_CATEGORIES category (held-out phrasing, labels,
-  colours, three and four clauses, noisy speech; each from its own fixed seed) plus "train" (fresh examples of
-  the training distribution, for reference; not counted in "all").
+N=200 examples per speech_corpus.HELDOUT_CATEGORIES category (held-out phrasing, labels, colours, three and four
+clauses, noisy speech; each from its own fixed seed) plus "train" (fresh examples of the training distribution, for
+reference; not counted in "all").
 Prints exact-match accuracy per category, clarify precision and a confusion summary of error kinds. Needs only
 the runtime dependencies (no torch).
 """
@@ -16,28 +13,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import re
 import time
 from collections import Counter, defaultdict
 
 from wafer_reasoner.engine.planner_model import PlannerModel
-from wafer_reasoner.engine.prompt import KIND_V0
 from wafer_reasoner.planner.language import PlanSyntaxError, parse_plan
 from wafer_reasoner.training import speech_corpus
-from wafer_reasoner.training.corpus import sample_example
-
-HELDOUT_SEED = 20261130
-HELDOUT_SPLIT = 1
-
-
-def heldout_examples(count: int, seed: int = HELDOUT_SEED) -> list:
-    rng = random.Random(seed)
-    return [sample_example(rng, HELDOUT_SPLIT) for _ in range(count)]
 
 
 def category(example: dict) -> str:
-    if "category" in example:  # v1 held-out sets name their category
+    if "category" in example:  # held-out sets name their category
         return example["category"]
     if len(example["intents"]) > 1:
         return "compound"
@@ -121,19 +107,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model-dir", default=None, help="folder with planner.onnx (default: the shipped model)")
     parser.add_argument("--count", type=int, default=None,
-                        help="v0: examples (default 600); v1: examples per category (default 200)")
+                        help="examples per category (default 200)")
     parser.add_argument("--json", default=None, help="also write the report as JSON here")
     parser.add_argument("--seed-offset", type=int, default=0,
-                        help="speech sets: draw every category from its seed + this (a fresh confirmation set)")
-    parser.add_argument("--heldout", choices=("v0", "v1"), default=None,
-                        help="which held-out set (default: the one of the model's format); the other compares models")
+                        help="draw every category from its seed + this (a fresh confirmation set)")
     args = parser.parse_args(argv)
-    model = PlannerModel(args.model_dir)  # reads prompts in the format its tokenizer.json names
-    if (args.heldout or ("v0" if model.tokenizer.kind == KIND_V0 else "v1")) == "v0":
-        examples = heldout_examples(args.count or 600)
-    else:
-        examples = speech_corpus.heldout_examples(args.count or 200, ["train", *speech_corpus.HELDOUT_CATEGORIES],
-                                                  seed_offset=args.seed_offset)
+    model = PlannerModel(args.model_dir)
+    examples = speech_corpus.heldout_examples(args.count or 200, ["train", *speech_corpus.HELDOUT_CATEGORIES],
+                                              seed_offset=args.seed_offset)
     started = time.perf_counter()
     report = evaluate(model, examples)
     report["wall_s"] = round(time.perf_counter() - started, 1)

@@ -7,7 +7,7 @@ Writes into the output folder:
 - ``genai_config.json``: the same layout described for onnxruntime-genai (model type ``decoder``: separate
   key/value inputs and no ``position_ids``; genai's ``gpt2`` type expects combined ``past_%d`` tensors, and
   genai refuses unknown keys, so nothing of our own goes into this file).
-- ``tokenizer.json``: the vocabulary and its ``kind``, which selects the prompt format (engine/prompt.py).
+- ``tokenizer.json``: the vocabulary and its ``kind``, the prompt layout it was trained with (engine/prompt.py).
 """
 
 from __future__ import annotations
@@ -95,7 +95,6 @@ def main(argv=None) -> int:
     """Re-export from a saved checkpoint: python -m wafer_reasoner.training.export runs/planner.pt OUT_DIR."""
     import argparse
 
-    from wafer_reasoner.engine.prompt import KIND_V0
     from wafer_reasoner.training.model import PlannerConfig
     from wafer_reasoner.training.vocab import build_tokenizer
 
@@ -106,7 +105,7 @@ def main(argv=None) -> int:
     saved = torch.load(args.checkpoint, map_location="cpu")
     model = Planner(PlannerConfig(**saved["config"]))
     model.load_state_dict(saved["state"])
-    print(export_model(model, build_tokenizer(saved.get("kind", KIND_V0)), args.out))
+    print(export_model(model, build_tokenizer(), args.out))
     return 0
 
 

@@ -1,10 +1,10 @@
 """Train the planner from scratch on the generated corpus and export it (``make train``).
 
-    python -m wafer_reasoner.training.train [--format v2] [--minutes M] [--out runs/planner_v2]
+    python -m wafer_reasoner.training.train [--minutes M] [--out runs/planner]
 
-``--format`` picks the prompt/tokenizer format and its recipe (RECIPES; other flags override it): ``v2`` (the
-default, issue 3: speech corpus, spelled open vocabulary, mentions grounded by the prompt builder), ``v1`` (the
-same without grounding) or ``v0`` (the first model's recipe, reproducible).
+RECIPE is the shipped model's (docs/MODEL_CARD.md): the speech corpus, a spelled open vocabulary, mentions grounded
+by understanding/ before the model reads them; flags override it. The output goes to ``--out``, never over the
+shipped model: ship it by copying the folder to wafer_reasoner/models after ``make eval``.
 Fixed seed; the corpus is generated on the fly (no data set on disk). Every ``--eval-every`` steps the
 learning curve (loss, exact match on train-family and held-out examples) is printed and appended to
 ``<out>/training_log.json``.
@@ -22,39 +22,24 @@ from pathlib import Path
 import torch
 from torch.nn import functional as F
 
-from wafer_reasoner.engine.prompt import KIND_V0, KIND_V1, KIND_V2, build_prompt, plan_to_tokens, tokens_to_plan
+from wafer_reasoner.engine.prompt import build_prompt, plan_to_tokens, tokens_to_plan
 from wafer_reasoner.training import speech_corpus
-from wafer_reasoner.training.corpus import sample_example
 from wafer_reasoner.training.model import Planner, PlannerConfig
 from wafer_reasoner.training.vocab import build_tokenizer
 
 IGNORE = -100
-# defaults per format; v0 is the recipe of the shipped model (docs/MODEL_CARD.md)
-RECIPES = {
-    "v0": dict(kind=KIND_V0, minutes=52.0, steps=4200, batch=64, lr=1.5e-3, hidden=192, layers=4, heads=4,
-               context=256, warmup=200, eval_every=500, out="wafer_reasoner/models"),
-    "v1": dict(kind=KIND_V1, minutes=110.0, steps=6500, batch=64, lr=1.5e-3, hidden=192, layers=4, heads=4,
-               context=320, warmup=300, eval_every=1000, out="runs/planner_v1"),
-    "v2": dict(kind=KIND_V2, minutes=110.0, steps=9000, batch=64, lr=1.5e-3, hidden=192, layers=4, heads=4,
-               context=256, warmup=300, eval_every=1000, out="runs/planner_v2"),
-}
+# the shipped model's recipe (docs/MODEL_CARD.md); flags override it
+RECIPE = dict(minutes=110.0, steps=9000, batch=64, lr=1.5e-3, hidden=192, layers=4, heads=4, context=256, warmup=300,
+              eval_every=1000, out="runs/planner")
 
 
-def training_sampler(kind: str):
-    """rng -> one training example of the format's corpus."""
-    if kind == KIND_V0:
-        return lambda rng: sample_example(rng, 0)
-    if kind == KIND_V2:
-        return lambda rng: speech_corpus.sample(rng, speech_corpus.TRAIN_V2)
-    return speech_corpus.sample
+def sample_training_example(rng: random.Random) -> dict:
+    return speech_corpus.sample(rng, speech_corpus.TRAIN_V2)
 
 
-def evaluation_sets(seed: int, count: int, kind: str = KIND_V0):
+def evaluation_sets(seed: int, count: int):
     """(train-family examples, held-out examples) for the learning curve."""
     rng_train, rng_heldout = random.Random(seed + 1), random.Random(seed + 2)
-    if kind == KIND_V0:
-        return [sample_example(rng_train, 0) for _ in range(count)], [sample_example(rng_heldout, 1)
-                                                                      for _ in range(count)]
     categories = list(speech_corpus.HELDOUT_CATEGORIES.values())
     train = [speech_corpus.sample(rng_train) for _ in range(count)]
     heldout = [speech_corpus.sample(rng_heldout, categories[k % len(categories)]) for k in range(count)]
@@ -74,15 +59,14 @@ def length_bucketed_batches(tokenizer, rng: random.Random, batch_size: int, cont
                             skipped: dict | None = None):
     """`pool` batches at a time from examples sorted by length: less padding, the same data distribution.
     Examples longer than the context (a rare long, noisy, spelled compound) are drawn again: the engine could
-    not serve them either. So are (v2) examples whose gold plan names an object the prompt builder's grounding
+    not serve them either. So are examples whose gold plan names an object the prompt builder's grounding
     did not find; ``skipped`` counts both, and the log reports them."""
-    sample = training_sampler(tokenizer.kind)
     skipped = {} if skipped is None else skipped
     while True:
         rows = []
         while len(rows) < batch_size * pool:
             try:
-                row = encode_example(tokenizer, sample(rng))
+                row = encode_example(tokenizer, sample_training_example(rng))
             except ValueError:
                 skipped["not_expressible"] = skipped.get("not_expressible", 0) + 1
                 continue
@@ -97,8 +81,7 @@ def length_bucketed_batches(tokenizer, rng: random.Random, batch_size: int, cont
 
 
 def make_batch(tokenizer, rng: random.Random, batch_size: int):
-    sample = training_sampler(tokenizer.kind)
-    return collate(tokenizer, [encode_example(tokenizer, sample(rng)) for _ in range(batch_size)])
+    return collate(tokenizer, [encode_example(tokenizer, sample_training_example(rng)) for _ in range(batch_size)])
 
 
 def collate(tokenizer, rows: list):
@@ -166,7 +149,7 @@ def train(args) -> dict:
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     rng = random.Random(args.seed)
-    tokenizer = build_tokenizer(args.kind)
+    tokenizer = build_tokenizer()
     config = PlannerConfig(
         vocab_size=len(tokenizer), context_length=args.context, hidden_size=args.hidden, num_layers=args.layers,
         num_heads=args.heads, ffn_size=4 * args.hidden,
@@ -179,9 +162,9 @@ def train(args) -> dict:
         model.load_state_dict(saved["state"])
         print(f"resumed from {args.resume}", flush=True)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01, betas=(0.9, 0.98))
-    train_eval, heldout_eval = evaluation_sets(args.seed, args.eval_size, args.kind)
-    log = {"config": config.to_dict(), "parameters": model.num_parameters(), "seed": args.seed, "format": args.format,
-           "tokenizer_kind": args.kind, "curve": []}
+    train_eval, heldout_eval = evaluation_sets(args.seed, args.eval_size)
+    log = {"config": config.to_dict(), "parameters": model.num_parameters(), "seed": args.seed,
+           "tokenizer_kind": tokenizer.kind, "curve": []}
     print(f"planner: {model.num_parameters():,} parameters, vocab {len(tokenizer)}", flush=True)
     started = time.monotonic()
     deadline = started + args.minutes * 60
@@ -222,11 +205,9 @@ def train(args) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", help="folder for planner.onnx and its files (v0: the shipped model's folder; v1: "
-                        "runs/planner_v1, shipped by copying it to wafer_reasoner/models after `make eval`)")
-    parser.add_argument("--format", choices=sorted(RECIPES), default="v2",
-                        help="prompt/tokenizer format and its recipe (v0: the shipped model's)")
-    # unset flags take the format's recipe (RECIPES)
+    parser.add_argument("--out", help="folder for planner.onnx and its files (default runs/planner; ship by copying "
+                        "it to wafer_reasoner/models after `make eval`)")
+    # unset flags take the recipe (RECIPE)
     parser.add_argument("--minutes", type=float, help="wall-clock budget for the training loop")
     parser.add_argument("--steps", type=int, help="optimizer steps (the LR schedule's length)")
     parser.add_argument("--batch", type=int)
@@ -243,14 +224,14 @@ def main(argv=None) -> int:
     parser.add_argument("--resume", default=None, help="start from this checkpoint (OUT/planner.pt), not scratch")
     parser.add_argument("--warmup", type=int, help="learning-rate warm-up steps")
     args = parser.parse_args(argv)
-    for name, value in RECIPES[args.format].items():
+    for name, value in RECIPE.items():
         if getattr(args, name, None) is None:
             setattr(args, name, value)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)  # before training, so a bad path fails fast
     result = train(args)
     checkpoint = {"config": result["model"].config.to_dict(), "state": result["model"].state_dict(),
-                  "kind": args.kind}
+                  "kind": result["tokenizer"].kind}
     torch.save(checkpoint, out / "planner.pt")  # for --resume; not shipped (package data is *.onnx, *.json)
     (out / "training_log.json").write_text(json.dumps(result["log"], indent=1))
     if not args.no_export:

@@ -1,4 +1,4 @@
-"""Plan coverage (prompt format v2): what a plan that acts, rather than refuses, must contain.
+"""Plan coverage: what a plan that acts, rather than refuses, must contain.
 
 The contract gives every clause its steps, so a plan that does not refuse names every object a mention grounded
 to (except the anchors of "the X near the Y") and every number said ("turn 90 degrees" -> ``rotate(90)``). The
@@ -9,28 +9,44 @@ that stops after three clauses of four breaks it, and ``PlannerModel`` then asks
 
 from __future__ import annotations
 
-import re
+import dataclasses
 from dataclasses import dataclass
 
-from wafer_reasoner.engine.grammar import said_numbers
+from wafer_reasoner.planner.language import PlanSyntaxError, Ref, Rotate, Wait, is_clarification, parse_plan
+from wafer_reasoner.understanding.words import said_numbers
+
+
+def _named_objects(steps) -> set:
+    return {value.name for step in steps for value in (getattr(step, f.name) for f in dataclasses.fields(step))
+            if isinstance(value, Ref) and value.kind == "obj"}
+
+
+def _written_numbers(steps) -> set:
+    return {abs(step.degrees if isinstance(step, Rotate) else step.seconds)
+            for step in steps if isinstance(step, (Rotate, Wait))}
 
 
 @dataclass(frozen=True)
 class Coverage:
     objects: tuple  # scene ids a plan that acts must name
-    numbers: tuple  # number literals it must write (rotate or wait)
+    numbers: tuple  # number literals it must write (rotate or wait), as said ("90")
 
     def gaps(self, plan_text: str) -> list:
-        """What plan_text lacks ([] for a refusal, which names nothing)."""
-        if plan_text.startswith("clarify("):
+        """What plan_text lacks ([] for a refusal, which names nothing; everything for text that does not
+        parse)."""
+        try:
+            steps = parse_plan(plan_text)
+        except PlanSyntaxError:
+            steps = ()
+        if is_clarification(steps):
             return []
-        named = set(re.findall(r"obj:([A-Za-z0-9_.\-]+)", plan_text))
-        written = {value.lstrip("-") for value in re.findall(r"(?:rotate|wait)\((-?[\d.]+)\)", plan_text)}
-        return [f"obj:{o}" for o in self.objects if o not in named] + [n for n in self.numbers if n not in written]
+        named, written = _named_objects(steps), _written_numbers(steps)
+        return [f"obj:{o}" for o in self.objects if o not in named] + \
+            [n for n in self.numbers if float(n) not in written]
 
 
 def required(grounded, words, utterance: str) -> Coverage:
-    """What a plan must cover, given the mentions as grounded (``prompt.grounded_mentions``), the normalised
+    """What a plan must cover, given the mentions as grounded (``grounding.grounded_mentions``), the normalised
     words and the utterance. A mention whose label an earlier mention named as its anchor ("the cup near the
     table") is the anchor, which a plan need not name."""
     objects = []

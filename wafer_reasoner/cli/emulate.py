@@ -19,12 +19,13 @@ import sys
 import yaml
 
 from wafer_reasoner.emulator import calibration
-from wafer_reasoner.emulator.datafiles import EmulatorDataError, config_file, read_yaml
-from wafer_reasoner.emulator.emulator import Emulator, known_targets, select
-from wafer_reasoner.emulator.hardware import load_hardware
+from wafer_reasoner.emulator.datafiles import EmulatorDataError
+from wafer_reasoner.emulator.emulator import Emulator, select
 from wafer_reasoner.emulator.placement import placement_report
+from wafer_reasoner.runtime.emulation import emulator_settings, hardware_profiles, target_models
+from wafer_reasoner.runtime.resources import ResourceError
 
-MEDIAN_ERROR_BOUND = 0.25  # done-when of the emulator issue: median |error| over the validation rows
+MEDIAN_ERROR_BOUND = 0.25  # the bound --validate checks: median |error| over the validation rows
 
 
 def _grid(text: str):
@@ -64,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _settings(args) -> dict:
-    settings = dict(read_yaml(args.config if args.config else config_file("emulator.yaml")))
+    settings = emulator_settings(args.config)
     if args.target:
         settings["target_model"] = args.target
     if args.hardware:
@@ -131,8 +132,8 @@ def main(argv=None) -> int:
     try:
         settings = _settings(args)
         extra = [*(settings.get("hardware_files") or []), *args.hardware_file]
-        profiles = load_hardware(extra_paths=extra)
-        targets = known_targets(planner_dir=args.model_dir)
+        profiles = hardware_profiles(extra)
+        targets = target_models(args.model_dir)
         if args.list:
             for name, profile in sorted(profiles.items()):
                 print(f"hardware {name:10s} {profile.kind:6s} {profile.source}")
@@ -152,7 +153,7 @@ def main(argv=None) -> int:
                 print(placement_report(emulator.draft_placement))
             return 0
         timing = emulator.plan_time(args.prompt_tokens, args.generated_tokens)
-    except (EmulatorDataError, calibration.CalibrationError, ValueError) as error:
+    except (EmulatorDataError, ResourceError, calibration.CalibrationError, ValueError) as error:
         print(f"wafer-reasoner emulate: {error}", file=sys.stderr)
         return 2
     print(json.dumps(timing.to_dict(), indent=2) if args.json else _timing_text(timing))

@@ -1,9 +1,9 @@
-"""The query core: one utterance in, one checked plan out.  Used by the ROS node and ``wafer-reasoner plan``.
+"""The query: one utterance in, one checked plan out. ``ReasonerCore`` asks it for every utterance.
 
     utterance -> validate -> stop command? -> model.generate -> parse_plan -> verify_plan -> PlanResult
 
-Nothing here publishes: the caller hands an 'ok' or 'clarify' result's steps to the executor and
-the JSON form to ``reasoner/plan``.  The model is anything with ``generate(scene, utterance)``
+Nothing here publishes: the core hands an 'ok' result's steps to the executor and the JSON form to
+``reasoner/plan``.  The model is anything with ``generate(scene, utterance)``
 returning an object with ``text``, ``tokens``, ``prefill_ms``, ``decode_ms``, ``total_ms`` and
 ``tokens_per_s`` (the real one is ``wafer_reasoner.engine.planner_model``).
 """
@@ -16,12 +16,12 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from types import MappingProxyType
 
-from .language import PlanSyntaxError, Stop, format_plan, is_clarification, parse_plan
-from .limits import SafetyLimits
-from .phrases import clarify_question
-from .scene import Scene
-from .stop_command import is_stop_command
-from .verifier import verify_plan
+from wafer_reasoner.planner.language import PlanSyntaxError, Stop, format_plan, is_clarification, parse_plan
+from wafer_reasoner.planner.limits import SafetyLimits
+from wafer_reasoner.planner.phrases import clarify_question
+from wafer_reasoner.planner.scene import Scene
+from wafer_reasoner.planner.verifier import verify_plan
+from wafer_reasoner.understanding.stop import is_stop_command
 
 MAX_UTTERANCE_CHARS = 1000
 _ALLOWED_WHITESPACE = "\t\n\r"  # folded into spaces: transcripts sometimes carry a trailing newline
@@ -170,3 +170,16 @@ def _json_number(value: float):
 
 def _json_value(value):
     return _json_number(value) if isinstance(value, float) else value
+
+
+def verifier_accepts(scene: Scene, limits: SafetyLimits, *, now_s: float):
+    """``accept(plan_text) -> bool`` for best-of-N: a candidate counts only if it parses and passes
+    ``verify_plan`` (a clarify passes: it only speaks), so a candidate the verifier would refuse never wins."""
+
+    def accept(text: str) -> bool:
+        try:
+            return verify_plan(parse_plan(text), scene, limits, now_s=now_s).ok
+        except PlanSyntaxError:
+            return False
+
+    return accept

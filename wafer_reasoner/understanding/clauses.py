@@ -1,4 +1,4 @@
-"""Clause by clause (prompt format v2): a long command is planned one part at a time.
+"""Clause by clause: a long command is planned one part at a time.
 
 The planner is near perfect on one clause and loses its way in long compositions it never trained on (four
 clauses). Connectors that can only join clauses split the utterance: "then" (and "than", which a recogniser

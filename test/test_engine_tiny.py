@@ -1,8 +1,8 @@
-"""The engine runs v1 and v2 models (spelled, speech-normalised prompts; v2 with mentions grounded in the
-prompt) in their own format: prompt, grammar, decode.
+"""The engine end to end on a tiny random model in the shipped layout (spelled, speech-normalised prompts with
+mentions grounded): prompt, grammar, decode.
 
-Tiny random models (test/data/tiny_planner_v1 and _v2, made by test/data/make_tiny_planner.py v1 / v2) stand in
-for trained ones, so this needs no torch and holds whatever the shipped model's format is.
+A tiny random model (test/data/tiny_planner, made by test/data/make_tiny_planner.py) stands in for a trained one,
+so this needs no torch and holds whatever the shipped model has learnt.
 """
 
 import random
@@ -13,23 +13,18 @@ import pytest
 from wafer_reasoner.engine.fast_engine import EngineConfig
 from wafer_reasoner.engine.grammar import grammar_for_query
 from wafer_reasoner.engine.planner_model import PlannerModel
-from wafer_reasoner.engine.prompt import EOS, KIND_V1, KIND_V2, build_prompt
+from wafer_reasoner.engine.prompt import build_prompt
+from wafer_reasoner.engine.tokenizer import EOS, KIND
 from wafer_reasoner.planner.language import parse_plan
 from wafer_reasoner.planner.scene import Scene, SceneObject
 from wafer_reasoner.training import speech_corpus
 
-DATA = Path(__file__).resolve().parent / "data"
-TINY = {KIND_V1: DATA / "tiny_planner_v1", KIND_V2: DATA / "tiny_planner_v2"}
-
-
-@pytest.fixture(scope="module", params=sorted(TINY))
-def kind(request):
-    return request.param
+TINY = Path(__file__).resolve().parent / "data" / "tiny_planner"
 
 
 @pytest.fixture(scope="module")
-def model(kind):
-    return PlannerModel(TINY[kind])
+def model():
+    return PlannerModel(TINY)
 
 
 def cases(count: int) -> list:
@@ -38,8 +33,8 @@ def cases(count: int) -> list:
     return [e for name in speech_corpus.HELDOUT_CATEGORIES for e in speech_corpus.heldout_set(name, per)]
 
 
-def test_the_model_reads_prompts_in_the_format_it_was_trained_with(model, kind):
-    assert model.tokenizer.kind == kind
+def test_the_model_reads_prompts_in_the_layout_it_was_trained_with(model):
+    assert model.tokenizer.kind == KIND
     scene = Scene(objects=(SceneObject("stapler_1", "stapler", "", x=1.0, y=0.0),))
     prompt = model.fit_prompt(scene, "um could you bring me the stapler")
     assert prompt == build_prompt(scene, "um could you bring me the stapler", model.tokenizer)
@@ -69,9 +64,9 @@ def test_every_constrained_output_parses_on_held_out_speech(model):
     assert checked >= 100
 
 
-def test_fast_unconstrained_greedy_equals_the_reference_loop_on_speech_prompts(kind):
-    fast = PlannerModel(TINY[kind], engine_config=EngineConfig(constrained=False, prefix_cache=0, draft_tokens=0))
-    reference = PlannerModel(TINY[kind], engine="v0")
+def test_fast_unconstrained_greedy_equals_the_reference_loop_on_speech_prompts():
+    fast = PlannerModel(TINY, engine_config=EngineConfig(constrained=False, prefix_cache=0, draft_tokens=0))
+    reference = PlannerModel(TINY, engine="reference")
     for example in random.Random(4).sample(cases(70), 12):
         assert fast.generate(example["scene"], example["say"]).text == \
             reference.generate(example["scene"], example["say"]).text

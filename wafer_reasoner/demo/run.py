@@ -13,203 +13,28 @@ and the last lines of a node's log are shown if it dies. The exit code is the op
 scenario's expectations were met, 1 otherwise. Every process started here is ended by its PID (SIGINT, then
 SIGTERM, then SIGKILL), also on Ctrl-C.
 
-The helpers (``reserve_domain_id``, ``ros_env``, ``start_node``, ``stop_process``) are shared with the
-integration tests and ``bench/bench_node_latency.py``. No ROS import here.
+Process handling lives in ``demo/processes.py``; judging the run is the operator's (``demo/timeline.py``,
+``demo/verdicts.py``). No ROS import here.
 """
 
 from __future__ import annotations
 
 import argparse
-import errno
-import fcntl
 import os
-import random
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
-PACKAGE = "wafer_reasoner"
-PACKAGE_DIR = Path(__file__).resolve().parent  # this copy of wafer_reasoner (source tree or site-packages)
+from wafer_reasoner.demo.processes import log_tail, reserve_domain_id, ros_env, start_node, stop_process
+from wafer_reasoner.runtime.resources import config_file, model_dir, scenario_file
+
 DEFAULT_SCENARIO = "bring_red_cup"
-NODE_MODULES = {
-    "sim_world": "wafer_reasoner.ros.sim_world_node",
-    "reasoner_node": "wafer_reasoner.ros.reasoner_node",
-    "demo_operator": "wafer_reasoner.ros.demo_operator",
-}
-DOMAIN_IDS = range(1, 102)  # 0-101: the ids whose DDS ports are valid on Linux with any participant count
-DOMAIN_LOCK_PATTERN = "/tmp/wafer_reasoner_ros_domain_{}.lock"  # shared with test_reasoner_node.py's scheme
 STARTUP_ALLOWANCE_S = 60.0  # on top of the operator's own timeout before the demo gives up on it
-LOG_TAIL_LINES = 25
 MODEL_FILE = "planner.onnx"
-
-
-# ---- files -------------------------------------------------------------------------------------------------
-
-
-def config_dir() -> Path:
-    """share/wafer_reasoner/config when the package is installed (ament index), else the source tree's config/."""
-    try:
-        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
-
-        try:
-            shared = Path(get_package_share_directory(PACKAGE)) / "config"
-            if (shared / "scenarios").is_dir():
-                return shared
-        except (PackageNotFoundError, ValueError, LookupError):
-            pass
-    except ImportError:
-        pass
-    return PACKAGE_DIR.parent / "config"
-
-
-def source_config_dir() -> Optional[Path]:
-    """The source tree's config/ when this package runs from a checkout (preferred: it is what you edit)."""
-    candidate = PACKAGE_DIR.parent / "config"
-    return candidate if (candidate / "scenarios").is_dir() else None
-
-
-def find_config(name: str) -> Path:
-    """``config/<name>`` from the source tree if there, else from the installed share directory."""
-    for folder in (source_config_dir(), config_dir()):
-        if folder is not None and (folder / name).exists():
-            return folder / name
-    raise FileNotFoundError(f"config/{name} is neither in the source tree nor in share/{PACKAGE}")
-
-
-def resolve_scenario(value: str) -> Path:
-    """A path, or a bare scenario name (``bring_red_cup``) looked up in config/scenarios/."""
-    if os.sep in value or value.endswith((".yaml", ".yml")):
-        path = Path(value).expanduser()
-    else:
-        path = find_config(f"scenarios/{value}.yaml")
-    if not path.is_file():
-        raise FileNotFoundError(f"scenario file {path} does not exist")
-    return path.resolve()
-
-
-def shipped_model_path() -> Path:
-    return PACKAGE_DIR / "models" / MODEL_FILE
-
-
-# ---- ROS domain and environment ----------------------------------------------------------------------------
-
-
-@dataclass
-class DomainLease:
-    """A ROS_DOMAIN_ID this process holds a lock on (released on ``release()`` or when the process ends)."""
-
-    domain_id: int
-    _handle: Optional[object] = None
-
-    def release(self) -> None:
-        if self._handle is not None:
-            self._handle.close()  # closing the file drops the flock
-            self._handle = None
-
-
-def _try_lock(domain_id: int):
-    handle = open(DOMAIN_LOCK_PATTERN.format(domain_id), "a+")  # noqa: SIM115 - held open for the lease
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as error:
-        handle.close()
-        if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            return None
-        raise
-    return handle
-
-
-def reserve_domain_id(preferred: Optional[int] = None, *, rng: Optional[random.Random] = None) -> DomainLease:
-    """Lock a ROS_DOMAIN_ID that no other cooperating process on this machine holds.
-
-    ``preferred`` (e.g. the caller's ROS_DOMAIN_ID) is used even when another process holds it (the caller
-    chose it), but locked when free. Otherwise the ids 1-101 are tried in random order, leaving out the
-    ROS_DOMAIN_ID of our environment (``.venv/wafer_env.sh`` sets one for hand-started nodes of this checkout).
-    """
-    if preferred is not None:
-        return DomainLease(preferred, _try_lock(preferred))
-    ambient = os.environ.get("ROS_DOMAIN_ID", "").strip()
-    order = [d for d in DOMAIN_IDS if str(d) != ambient]
-    (rng or random.SystemRandom()).shuffle(order)
-    for domain_id in order:
-        handle = _try_lock(domain_id)
-        if handle is not None:
-            return DomainLease(domain_id, handle)
-    raise RuntimeError(f"every ROS_DOMAIN_ID in 1-101 is locked by another process ({DOMAIN_LOCK_PATTERN})")
-
-
-def ros_env(domain_id: int, base: Optional[dict] = None) -> dict:
-    """The environment for a ROS process of this demo: localhost-only discovery, the domain, this package."""
-    env = dict(os.environ if base is None else base)
-    env["ROS_DOMAIN_ID"] = str(domain_id)
-    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    env.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
-    if "AMENT_PREFIX_PATH" not in env and (Path(sys.prefix) / "share" / "ament_index").is_dir():
-        env["AMENT_PREFIX_PATH"] = sys.prefix  # a venv with the ROS wheels: ament_index lookups work
-    package_parent = str(PACKAGE_DIR.parent)
-    paths = [package_parent] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != package_parent]
-    env["PYTHONPATH"] = os.pathsep.join(paths)  # the children import this same copy of the package
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
-
-
-# ---- processes ---------------------------------------------------------------------------------------------
-
-
-def node_command(name: str, *ros_args: str) -> list:
-    """``python -m <module> --ros-args ...`` for one of NODE_MODULES."""
-    command = [sys.executable, "-m", NODE_MODULES[name]]
-    return command + (["--ros-args", *ros_args] if ros_args else [])
-
-
-def start_node(name: str, ros_args, env: dict, *, log_path: Optional[Path] = None, stdout=None) -> subprocess.Popen:
-    """Start a node in its own session (Ctrl-C in the terminal reaches only us; we end it by PID).
-
-    Its stdout and stderr go to ``log_path``; with ``stdout`` given (e.g. subprocess.PIPE), stdout goes there.
-    """
-    log = open(log_path, "wb") if log_path is not None else subprocess.DEVNULL  # noqa: SIM115
-    try:
-        return subprocess.Popen(
-            node_command(name, *ros_args),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=stdout if stdout is not None else log,
-            stderr=log if stdout is None or log_path is not None else subprocess.STDOUT,
-            start_new_session=True,
-        )
-    finally:
-        if log_path is not None:
-            log.close()  # the child has its own descriptor
-
-
-def stop_process(process: subprocess.Popen, *, grace_s: float = 8.0) -> Optional[int]:
-    """End a process we started, by its PID: SIGINT (clean ROS shutdown), then SIGTERM, then SIGKILL."""
-    for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
-        if process.poll() is not None:
-            break
-        try:
-            os.kill(process.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            process.wait(timeout=wait_s)
-        except subprocess.TimeoutExpired:
-            continue
-    return process.poll()
-
-
-def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
-    return "\n".join(text.splitlines()[-lines:])
 
 
 # ---- the demo ----------------------------------------------------------------------------------------------
@@ -261,8 +86,8 @@ def operator_timeout_s(scenario, args) -> float:
 
 
 def _node_arguments(args, scenario: Path, timeout_s: float) -> dict:
-    sim = ["--params-file", str(find_config("sim_world.yaml")), "-p", f"scenario:={scenario}"]
-    reasoner = ["--params-file", str(find_config("reasoner.yaml"))]
+    sim = ["--params-file", str(config_file("sim_world.yaml")), "-p", f"scenario:={scenario}"]
+    reasoner = ["--params-file", str(config_file("reasoner.yaml"))]
     operator = ["-p", f"scenario:={scenario}", "-p", f"timeout_s:={float(timeout_s)}"]
     if args.model_dir:
         reasoner += ["-p", f"model_dir:={args.model_dir}"]
@@ -271,6 +96,12 @@ def _node_arguments(args, scenario: Path, timeout_s: float) -> dict:
         reasoner += ["-p", "use_sim_time:=true"]
         operator += ["-p", "use_sim_time:=true"]
     return {"sim_world": sim, "reasoner_node": reasoner, "demo_operator": operator}
+
+
+def _check_model(args) -> None:
+    shipped = model_dir() / MODEL_FILE
+    if not args.model_dir and not shipped.is_file():
+        print(f"note: no planner model at {shipped}; the reasoner may not start (run `make train`)")
 
 
 def _stream(pipe, sink: list, show: threading.Event) -> None:
@@ -287,8 +118,8 @@ def run_demo(args) -> int:
     from wafer_reasoner.sim.scenario import ScenarioError, load_places_file, load_scenario
 
     try:
-        scenario_path = resolve_scenario(args.scenario)
-        scenario = load_scenario(str(scenario_path), places=load_places_file(str(find_config("semantic_map.yaml"))))
+        scenario_path = scenario_file(args.scenario or DEFAULT_SCENARIO)
+        scenario = load_scenario(str(scenario_path), places=load_places_file(str(config_file("semantic_map.yaml"))))
         timeout_s = operator_timeout_s(scenario, args)
         node_args = _node_arguments(args, scenario_path, timeout_s)
     except (FileNotFoundError, ScenarioError) as error:
@@ -299,8 +130,7 @@ def run_demo(args) -> int:
     log_dir = Path(args.log_dir) if args.log_dir else Path(tempfile.mkdtemp(prefix="wafer_reasoner-demo-"))
     log_dir.mkdir(parents=True, exist_ok=True)
     env = ros_env(lease.domain_id)
-    if not args.model_dir and not shipped_model_path().is_file():
-        print(f"note: no planner model at {shipped_model_path()}; the reasoner may not start (run `make train`)")
+    _check_model(args)
     print(
         f"demo: ROS_DOMAIN_ID={lease.domain_id} ({'yours' if caller_domain else 'picked'}), localhost only; "
         f"{'simulated time x' + format(args.real_time_factor, 'g') if args.use_sim_time else 'wall time'}; "

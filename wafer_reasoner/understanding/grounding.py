@@ -1,4 +1,4 @@
-"""Symbolic grounding of referring expressions (prompt format v2): which scene object "the farthest red cup near
+"""Symbolic grounding of referring expressions: which scene object "the farthest red cup near
 the table" names, or that it names none or several.
 
 The planner model is good at what is fuzzy (which words are the verb, which mention is the object and which the
@@ -7,7 +7,7 @@ colours letter by letter, sorting distances). So the prompt builder reads each m
 normalised words and applies the contract's rules (``docs/action_language.md``) here; the model then sees one
 answer per mention (an object slot, ``<ambiguous>`` or ``<missing>``) and decides what to do with it.
 
-A reference is read around a label mention (``engine.prompt.mention_spans``)::
+A reference is read around a label mention (``understanding.mentions.mention_spans``)::
 
     [superlative] [colour] LABEL [near-word [determiner] ANCHOR-LABEL]
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wafer_reasoner.planner.scene import Scene, SceneObject, distance
+from wafer_reasoner.understanding.words import HEARD_AS
 
 NEAR_RADIUS_M = 1.2
 DETERMINERS = frozenset({"the", "that", "this", "my", "a", "an", "your", "those", "these"})
@@ -30,7 +31,6 @@ FARTHEST = frozenset({"farthest", "furthest"})
 # common colour words perception reports; a colour said that no object has still restricts the match
 COLOR_WORDS = frozenset({"red", "blue", "green", "yellow", "black", "white", "orange", "purple", "pink", "brown",
                          "gray", "silver", "gold", "dark", "light"})
-HEARD_AS = {"read": "red", "blew": "blue"}  # homophones a recogniser writes for colour words
 # "next to" heard as "next two" or with "to" dropped; "by" as "bye" / "buy"
 NEAR_PHRASES = (("next", "to"), ("next", "two"), ("next", "too"), ("close", "to"), ("near",), ("next",), ("by",),
                 ("bye",), ("buy",), ("beside",))
@@ -146,3 +146,10 @@ def read_references(words: list, spans: list, scene: Scene, known=lambda word: T
 
 def resolve_reference(scene: Scene, reference: Reference):
     return resolve(scene, reference.label, reference.color, reference.superlative, reference.near_label)
+
+
+def grounded_mentions(scene: Scene, heard, known=lambda word: True) -> tuple:
+    """(Reference, what it means: a SceneObject, "ambiguous" or "missing") per mention of ``heard``
+    (mentions.Heard), in order. ``known(word)``: whether the planner's vocabulary has the word."""
+    references = read_references(list(heard.words), list(heard.spans), scene, known)
+    return tuple((reference, resolve_reference(scene, reference)) for reference in references)
