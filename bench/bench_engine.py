@@ -52,7 +52,7 @@ sys.path.insert(0, str(REPO))  # this checkout's wafer_reasoner
 
 from wafer_reasoner.engine.fast_engine import EngineConfig  # noqa: E402
 from wafer_reasoner.engine.grammar import grammar_for_query  # noqa: E402
-from wafer_reasoner.engine.planner_model import SHIPPED_MODEL_DIR, MODEL_FILE, PlannerModel  # noqa: E402
+from wafer_reasoner.engine.planner_model import MODEL_FILE, SHIPPED_MODEL_DIR, PlannerModel  # noqa: E402
 from wafer_reasoner.engine.prompt import build_prompt, tokens_to_plan  # noqa: E402
 from wafer_reasoner.planner.language import PlanSyntaxError, parse_plan  # noqa: E402
 from wafer_reasoner.training.corpus import sample_example  # noqa: E402

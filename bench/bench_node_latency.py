@@ -36,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # this checkout's wafer_reasoner, also for the nodes (ros_env sets PYTHONPATH)
 
-from wafer_reasoner.demo.processes import log_tail, reserve_domain_id, ros_env, start_node, stop_process
+from wafer_reasoner.demo.processes import log_tail, reserve_domain_id, ros_env, start_node, stop_process  # noqa: E402
 
 CONFIG = REPO / "config"
 SCENARIO = CONFIG / "scenarios" / "bring_red_cup.yaml"
@@ -345,7 +345,7 @@ def table(series_list, planning_ms: list, hwm_kib: int) -> str:
     return "\n".join(rows)
 
 
-def main(argv=None) -> int:
+def _parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", nargs="?", default=str(DEFAULT_OUT), help="JSON output path (%(default)s)")
     parser.add_argument("--goals", type=int, default=30, help="utterance -> goal trials (at least 20)")
@@ -356,9 +356,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.goals < 20 or args.stops < 20:
         parser.error("--goals and --stops must be at least 20 (percentiles over fewer say little)")
+    return args
 
+
+def main(argv=None) -> int:
     from wafer_reasoner.sim.scenario import load_scenario
 
+    args = _parse_args(argv)
     model_dir = Path(args.model_dir) if args.model_dir else SHIPPED_MODEL_DIR
     goal_series = Series("utterance -> goal_pose", GOAL_TARGET_P99_MS)
     stop_series = Series('"stop" -> zero cmd_vel', STOP_TARGET_P99_MS)
@@ -396,6 +400,12 @@ def main(argv=None) -> int:
         return 2
 
     print(table((goal_series, stop_series), planning_ms, hwm_kib))
+    write_report(args.out, model_dir, goal_series, stop_series, planning_ms, hwm_kib)
+    missed = [s.name for s in (goal_series, stop_series) if s.summary()["target_met"] is False]
+    return 1 if args.strict and missed else 0
+
+
+def write_report(out: str, model_dir: Path, goal_series, stop_series, planning_ms: list, hwm_kib) -> None:
     report = {
         "benchmark": "bench_node_latency",
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
@@ -406,11 +416,9 @@ def main(argv=None) -> int:
         "planning_host_ms": {f"p{q}": _round(percentile(planning_ms, q)) for q in (50, 90, 99)},
         "reasoner_vm_hwm_kib": hwm_kib,
     }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"bench: wrote {args.out}")
-    missed = [s.name for s in (goal_series, stop_series) if s.summary()["target_met"] is False]
-    return 1 if args.strict and missed else 0
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"bench: wrote {out}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,12 @@
 
 import importlib.util
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 import yaml
 
 from wafer_reasoner.cli import main
@@ -78,3 +83,16 @@ def test_bench_measures_something_small(tmp_path):
     assert bench.main(["--out", str(out), "--copy-mb", "1", "--matmul-n", "32", "--repeats", "1"]) == 0
     profile = load_hardware(SOURCE_CONFIG / "hardware.yaml", extra_paths=[out])["host"]
     assert profile.memory_bytes_per_s > 0 and profile.peak_flops_per_s > 0 and profile.kernel_overhead_s > 0
+
+
+def test_the_installed_command_runs_from_any_folder_without_the_env_file(tmp_path):
+    """Only the venv's bin on the path, no AMENT_PREFIX_PATH, run from elsewhere: the installed share folder
+    (this Python's prefix) has the config files."""
+    command = Path(sys.executable).parent / "wafer-reasoner"
+    if not command.is_file():
+        pytest.skip(f"{command} is not installed (make setup installs it)")
+    env = {"PATH": f"{command.parent}{os.pathsep}/usr/bin:/bin", "HOME": str(tmp_path)}
+    result = subprocess.run([str(command), "emulate", "--list"], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "WSE-3" in result.stdout and "Llama-3.1-70B" in result.stdout

@@ -392,3 +392,62 @@ def test_demo_clarify_scenario_asks_instead_of_acting(tmp_path):
     assert lines[-1].startswith("RESULT: SUCCESS — clarify_cup: all 2 turn(s) met"), result.stdout
     assert any(" ROBOT   " in line and "which one do you mean?" in line for line in lines), result.stdout
     assert not any(" GOAL    " in line or " ARM     " in line for line in lines), result.stdout  # nothing moved
+
+
+# ---- one loop: the node over DDS and the lockstep simulation say and do the same ----------------------------
+
+
+def lockstep_run(turns: list) -> tuple:
+    """(plan records, event records) of the scenario's turns through sim/lockstep.py, each turn said once the
+    previous plan ended."""
+    from wafer_reasoner.engine.planner_model import PlannerModel
+    from wafer_reasoner.planner.limits import SafetyLimits
+    from wafer_reasoner.runtime.core import EventRecord, PlanRecord
+    from wafer_reasoner.runtime.emulation import emulator_for
+    from wafer_reasoner.sim.lockstep import Lockstep
+    from wafer_reasoner.sim.scenario import load_places_file, load_scenario
+    from wafer_reasoner.sim.world import world_from_scene
+
+    places = load_places_file(str(CONFIG / "semantic_map.yaml"))
+    scenario = load_scenario(str(SCENARIO), places=places)
+    model = PlannerModel(SHIPPED_MODEL_DIR)
+    run = Lockstep(world_from_scene(scenario.scene, fixed_ids=scenario.fixed_ids), model,
+                   emulator_for(planner_dir=model.model_dir), SafetyLimits(), places=places)
+    for plan_id, text in enumerate(turns, start=1):
+        run.say(text)
+        for _ in range(int(FETCH_WAIT_S / 0.5)):
+            ended = [r for r in run.records if isinstance(r, EventRecord) and r.plan_id == plan_id and
+                     r.event.kind.value in ("plan_succeeded", "plan_failed", "plan_preempted")]
+            if ended:
+                break
+            run.advance(0.5)
+    plans = [(r.plan_id, r.result.plan, r.result.status.value) for r in run.records if isinstance(r, PlanRecord)]
+    events = [(r.plan_id, r.event.kind.value, r.event.step_index, r.event.detail) for r in run.records
+              if isinstance(r, EventRecord)]
+    return plans, events
+
+
+@needs_trained_model
+def test_the_node_and_the_lockstep_simulation_give_the_same_plans_and_events(domain, tmp_path):
+    turns = ["bring me the red cup", "go to the dock"]
+    expected_plans, expected_events = lockstep_run(turns)
+    assert [status for _, _, status in expected_plans] == ["ok", "ok"]
+    assert sum(kind == "plan_succeeded" for _, kind, _, _ in expected_events) == 2
+    stack = Stack(domain, tmp_path, SHIPPED_MODEL_DIR, real_time_factor=REAL_TIME_FACTOR)
+    probe = stack.probe
+    try:
+        for plan_id, text in enumerate(turns, start=1):
+            stack.say(text)
+
+            def ended(plan_id=plan_id) -> bool:
+                return any(p.get("type") == "event" and p["plan_id"] == plan_id and
+                           p["event"] in ("plan_succeeded", "plan_failed", "plan_preempted") for p in probe.plans())
+
+            stack.spin_until(ended, f"plan {plan_id} to end", timeout_s=FETCH_WAIT_S)
+        records = probe.plans()
+        plans = [(r["plan_id"], r["plan"], r["status"]) for r in records if r["type"] == "plan"]
+        events = [(r["plan_id"], r["event"], r["step_index"], r["detail"]) for r in records if r["type"] == "event"]
+        assert plans == expected_plans
+        assert events == expected_events
+    finally:
+        stack.close()

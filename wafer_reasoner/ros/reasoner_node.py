@@ -30,12 +30,10 @@ from __future__ import annotations
 import math
 import sys
 
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray, String
 
@@ -54,6 +52,7 @@ from wafer_reasoner.planner.executor import Executor
 from wafer_reasoner.planner.limits import LimitsError, SafetyLimits
 from wafer_reasoner.planner.scene import Scene, SceneError, parse_perception_json
 from wafer_reasoner.ros import conversions
+from wafer_reasoner.ros.node_main import run_node
 from wafer_reasoner.ros.params import Param, declare_parameters, parameter_values
 from wafer_reasoner.ros.qos import COMMAND_QOS, SENSOR_QOS
 from wafer_reasoner.runtime.core import WARN, EventRecord, Log, PlanRecord, ReasonerCore
@@ -378,25 +377,7 @@ class ReasonerNode(Node):
 
 
 def main(args=None) -> int:
-    rclpy.init(args=args)
-    logger = rclpy.logging.get_logger(NODE_NAME)
-    try:
-        node = ReasonerNode()
-    except (ModelLoadError, ConfigurationError, ParameterException) as error:
-        logger.fatal(f"cannot start: {error}")
-        rclpy.try_shutdown()
-        return 1
-    except KeyboardInterrupt:
-        rclpy.try_shutdown()
-        return 0
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(ReasonerNode, NODE_NAME, (ModelLoadError, ConfigurationError, ParameterException), args)
 
 
 if __name__ == "__main__":

@@ -23,17 +23,16 @@ import math
 import sys
 import time
 
-import rclpy
 from geometry_msgs.msg import PoseStamped, Twist
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.time import Time
 from rosgraph_msgs.msg import Clock as ClockMsg
 from std_msgs.msg import Float64MultiArray, String
 
+from wafer_reasoner.ros.node_main import run_node
 from wafer_reasoner.ros.params import Param, declare_parameters
 from wafer_reasoner.ros.qos import CLOCK_QOS, COMMAND_QOS, SENSOR_QOS, VELOCITY_SUB_QOS
 from wafer_reasoner.runtime.resources import ResourceError, scenario_file
@@ -247,21 +246,7 @@ def _next_due(previous_due_s: float, period_s: float, now_s: float) -> float:
 
 
 def main(args=None) -> int:
-    rclpy.init(args=args)
-    try:
-        node = SimWorldNode()
-    except (ScenarioError, ParameterException, ValueError) as error:
-        rclpy.logging.get_logger(NODE_NAME).fatal(f"cannot start: {error}")
-        rclpy.try_shutdown()
-        return 1
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run_node(SimWorldNode, NODE_NAME, (ScenarioError, ParameterException, ValueError), args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,187 @@
+"""ReasonerCore (runtime/core.py) without ROS: what it publishes, in order, for each event.
+
+The planner model is a scripted one (it writes the plan a test names), so each test controls the plan; the
+emulator, executor, verifier and gate are the real ones.
+"""
+
+import math
+from dataclasses import dataclass
+
+import pytest
+
+from wafer_reasoner.emulator import Emulator
+from wafer_reasoner.emulator.pacing import EMULATED
+from wafer_reasoner.planner.commands import (
+    ArmTarget,
+    CancelGoals,
+    GripperCommand,
+    NavigationGoal,
+    PlanEventKind,
+    Say,
+    VelocityCommand,
+)
+from wafer_reasoner.planner.executor import Executor
+from wafer_reasoner.planner.limits import SafetyLimits
+from wafer_reasoner.planner.scene import NamedPlace, Person, RobotPose, Scene, SceneObject
+from wafer_reasoner.runtime.core import (
+    GRASP_FAILED_REASON,
+    NO_SCENE_REASON,
+    WARN,
+    EventRecord,
+    Log,
+    PlanRecord,
+    ReasonerCore,
+)
+from wafer_reasoner.runtime.emulation import hardware_profiles, target_models
+
+LIMITS = SafetyLimits()
+PLACES = (NamedPlace("kitchen", 4.0, 0.0),)
+FETCH = "navigate(obj:cup_1); pick(obj:cup_1); navigate(person:user); handover(obj:cup_1, person:user)"
+
+
+@dataclass
+class Generation:
+    text: str
+    tokens: int = 5
+    prompt_tokens: int = 40
+    prefill_ms: float = 1.0
+    decode_ms: float = 2.0
+    total_ms: float = 3.0
+    tokens_per_s: float = 1000.0
+    candidate_texts: tuple = ()
+
+
+class ScriptedModel:
+    """Writes the plan the test set for each utterance; counts the calls."""
+
+    def __init__(self, plans: dict):
+        self.plans, self.calls = plans, 0
+
+    def generate(self, scene, utterance):
+        self.calls += 1
+        return Generation(self.plans[utterance])
+
+
+@pytest.fixture(scope="module")
+def emulator():
+    return Emulator(target_models()["Llama-3.1-70B"], hardware_profiles()["A100"])
+
+
+def scene(stamp_s=0.0) -> Scene:
+    return Scene(objects=(SceneObject("cup_1", "cup", "red", 1.5, 0.0, 0.8),),
+                 people=(Person("user", -1.0, 0.0),), places=PLACES, stamp_s=stamp_s)
+
+
+def core_with(plans, emulator, **options) -> ReasonerCore:
+    return ReasonerCore(ScriptedModel(plans), emulator, LIMITS, Executor(LIMITS), places=PLACES, **options)
+
+
+def ready(core, now_s=0.0) -> None:
+    core.on_scene(scene(now_s), now_s)
+    core.on_odom(RobotPose(0.0, 0.0, 0.0), (0.0, 0.0), now_s)
+
+
+def of(kind, outputs) -> list:
+    return [item for item in outputs if isinstance(item, kind)]
+
+
+def test_a_stop_before_anything_else_zeroes_the_velocity_first_without_the_model(emulator):
+    core = core_with({}, emulator)
+    out = core.on_utterance("please stop", 1.0)
+    assert out[0] == VelocityCommand(0.0, 0.0)
+    [record] = of(PlanRecord, out)
+    assert (record.plan_id, record.result.plan, record.result.status.value) == (1, "stop()", "ok")
+    assert core.model.calls == 0
+    assert record.result.timings_ms["emulated_ms"] == emulator.plan_time(0, 0).emulated_ms  # charged as not asked
+
+
+def test_before_any_scene_an_utterance_is_refused_and_said(emulator):
+    core = core_with({"go to the kitchen": "navigate(place:kitchen)"}, emulator)
+    out = core.on_utterance("go to the kitchen", 1.0)
+    [record] = of(PlanRecord, out)
+    assert record.result.reasons == (NO_SCENE_REASON,) and Say(NO_SCENE_REASON) in out
+    assert core.model.calls == 0 and not of(NavigationGoal, out)
+
+
+def test_until_the_first_odometry_nothing_moves(emulator):
+    core = core_with({"go to the kitchen": "navigate(place:kitchen)"}, emulator)
+    core.on_scene(scene(), 0.0)
+    out = core.on_utterance("go to the kitchen", 0.5)
+    assert of(PlanRecord, out)[0].result.status.value == "rejected" and not of(NavigationGoal, out)
+
+
+def test_an_ok_plan_is_recorded_then_started_and_ids_count_up(emulator):
+    core = core_with({"go to the kitchen": "navigate(place:kitchen)", "turn": "rotate(90)"}, emulator)
+    ready(core)
+    out = core.on_utterance("go to the kitchen", 0.1)
+    assert isinstance(out[0], PlanRecord) and out[0].plan_id == 1
+    started = of(EventRecord, out)[0]
+    assert (started.plan_id, started.event.kind) == (1, PlanEventKind.STEP_STARTED)
+    assert of(NavigationGoal, out) == [NavigationGoal(4.0, 0.0, 0.0, 0)]
+    second = core.on_utterance("turn", 0.2)
+    preempted = [r for r in of(EventRecord, second) if r.event.kind is PlanEventKind.PLAN_PREEMPTED]
+    assert [r.plan_id for r in preempted] == [1] and of(PlanRecord, second)[0].plan_id == 2
+
+
+def test_paced_answers_wait_for_their_emulated_time_in_the_order_asked(emulator):
+    core = core_with({"go to the kitchen": "navigate(place:kitchen)", "turn": "rotate(90)"}, emulator,
+                     pacing=EMULATED)
+    ready(core)
+    assert not of(PlanRecord, core.on_utterance("go to the kitchen", 1.0))  # held
+    due_s = core.next_release_s
+    assert due_s > 1.0 and core.release_due(due_s - 1e-3) == ()
+    core.on_utterance("turn", 1.0001)
+    assert core.held[1].release_s >= core.held[0].release_s  # never overtakes the earlier answer
+    released = core.release_due(due_s)
+    assert [r.plan_id for r in of(PlanRecord, released)] == [1] and of(NavigationGoal, released)
+    assert of(PlanRecord, released)[0].result.pacing["mode"] == EMULATED
+
+
+def test_a_stop_cancels_held_answers_which_are_recorded_but_never_run(emulator):
+    core = core_with({"go to the kitchen": "navigate(place:kitchen)"}, emulator, pacing=EMULATED)
+    ready(core)
+    core.on_utterance("go to the kitchen", 1.0)
+    out = core.on_utterance("stop", 1.001)
+    records = of(PlanRecord, out)
+    assert [r.plan_id for r in records] == [1, 2] and records[0].result.pacing["cancelled"]
+    assert not of(NavigationGoal, out) and core.next_release_s is None
+
+
+def test_the_arm_waits_for_the_base_to_stand_still(emulator):
+    core = core_with({"bring me the cup": FETCH}, emulator)
+    ready(core)
+    core.on_utterance("bring me the cup", 0.1)
+    moving = core.on_odom(RobotPose(0.9, 0.0, 0.0), (0.3, 0.0), 5.0)  # at the cup, still rolling
+    assert not of(ArmTarget, moving) and not of(GripperCommand, moving)
+    still = core.on_odom(RobotPose(0.9, 0.0, 0.0), (0.0, 0.0), 5.5)
+    assert of(GripperCommand, still) == [GripperCommand(open=True)] and not of(ArmTarget, still)
+    after_open = core.on_reply("succeeded", 6.5)
+    assert len(of(ArmTarget, after_open)) == 1
+
+
+def test_a_failed_grasp_stops_the_plan_and_says_why(emulator):
+    core = core_with({"bring me the cup": FETCH}, emulator)
+    ready(core)
+    core.on_utterance("bring me the cup", 0.1)
+    core.on_odom(RobotPose(0.9, 0.0, 0.0), (0.0, 0.0), 5.0)
+    core.on_reply("succeeded", 6.0)  # the open
+    closing = core.on_reply("succeeded", 7.0)  # the arm reached the cup: close
+    assert of(GripperCommand, closing) == [GripperCommand(open=False)]
+    out = core.on_reply("failed", 8.0)
+    assert Say(GRASP_FAILED_REASON) in out and CancelGoals() in out
+    failed = [r.event.kind for r in of(EventRecord, out)]
+    assert PlanEventKind.PLAN_PREEMPTED in failed and core.executor.state.value == "preempted"
+
+
+def test_a_reply_to_nothing_is_reported(emulator):
+    core = core_with({}, emulator)
+    [log] = of(Log, core.on_reply("succeeded", 1.0))
+    assert log.level == WARN and "answers no command" in log.text
+
+
+def test_status_says_what_is_missing(emulator):
+    core = core_with({}, emulator)
+    assert core.status(0.0)["problems"] == ["no perception yet", "no odometry yet"]
+    ready(core, 10.0)
+    assert core.status(10.5)["problems"] == [] and core.status(20.0)["problems"][0].startswith("perception is")
+    assert math.isnan(core.last_latency_ms)
