@@ -8,13 +8,26 @@ do not control.
 =====================  ============================================  ==========================================
 profile                settings                                      topics
 =====================  ============================================  ==========================================
-COMMAND_QOS            reliable, volatile, keep_last 10              speech, goal_pose, gripper/commands,
+COMMAND_QOS            reliable, volatile, keep_last 10              goal_pose, gripper/commands,
                                                                      manipulator/target_pose,
                                                                      manipulator/status, say, plan
+SPEECH_QOS             reliable, volatile, keep_last 1000            speech/transcript (both ends)
+EMERGENCY_STOP_QOS     reliable, volatile, keep_last 1               emergency_stop
 SENSOR_QOS             reliable, volatile, keep_last 1               perception/objects (JSON scene), odom
 VELOCITY_SUB_QOS       best effort, volatile, keep_last 1            cmd_vel (subscriptions only)
 CLOCK_QOS              reliable, volatile, keep_last 1               /clock (publisher)
 =====================  ============================================  ==========================================
+
+Why SPEECH_QOS is deep: every utterance must get a plan record, and a burst (a stuck recogniser, a replayed
+log) can put hundreds on the wire in milliseconds. With keep_last 10 a reliable reader that has not taken the
+first ten yet loses the rest without a trace; 1000 covers a burst of 1000 while the subscription callback,
+which only queues the utterance, catches up. The node answers what it cannot plan in time with "busy" records
+(runtime/outbox.py), so depth never turns into latency. Publishers of transcripts should use it too: a
+reliable writer keeps only its own depth for readers that lag. Volatile: a node that (re)starts never hears
+what was said before it ran.
+
+EMERGENCY_STOP_QOS: reliable, and only the latest matters; volatile, so a restarted node is not stopped by an
+old message.
 
 Why SENSOR_QOS is reliable and not the usual best-effort sensor profile: the scene is one JSON message that
 carries the whole world (up to 256 KiB), so it is fragmented on the wire and best effort drops the whole
@@ -52,12 +65,24 @@ def velocity_sub_qos() -> QoSProfile:
     return _volatile_keep_last(1, ReliabilityPolicy.BEST_EFFORT)
 
 
+def speech_qos() -> QoSProfile:
+    """Transcripts: every one counts, bursts included."""
+    return _volatile_keep_last(1000, ReliabilityPolicy.RELIABLE)
+
+
+def emergency_stop_qos() -> QoSProfile:
+    """The emergency stop: delivered reliably, only the latest kept."""
+    return _volatile_keep_last(1, ReliabilityPolicy.RELIABLE)
+
+
 def clock_qos() -> QoSProfile:
     """Publishing /clock: only the latest time matters."""
     return _volatile_keep_last(1, ReliabilityPolicy.RELIABLE)
 
 
 COMMAND_QOS = command_qos()
+SPEECH_QOS = speech_qos()
+EMERGENCY_STOP_QOS = emergency_stop_qos()
 SENSOR_QOS = sensor_qos()
 VELOCITY_SUB_QOS = velocity_sub_qos()
 CLOCK_QOS = clock_qos()

@@ -219,6 +219,8 @@ def parse_yaml_text(text: str, what: str):
         raise ScenarioError(f"{what} is not valid YAML: {error}") from None
     except RecursionError:
         raise ScenarioError(f"{what} nests too deep") from None
+    except ValueError as error:  # e.g. an integer of more than 4300 digits
+        raise ScenarioError(f"{what} has a value that cannot be read: {str(error)[:120]}") from None
 
 
 def load_scenario(path: str, *, places=None) -> Scenario:
