@@ -10,8 +10,9 @@ profile                settings                                      topics
 =====================  ============================================  ==========================================
 COMMAND_QOS            reliable, volatile, keep_last 10              goal_pose, gripper/commands,
                                                                      manipulator/target_pose,
-                                                                     manipulator/status, say, plan
-SPEECH_QOS             reliable, volatile, keep_last 1000            speech/transcript (both ends)
+                                                                     manipulator/status, say
+SPEECH_QOS             reliable, volatile, keep_last 1024            speech/transcript (both ends)
+PLAN_QOS               reliable, volatile, keep_last 1024            reasoner/plan (both ends)
 EMERGENCY_STOP_QOS     reliable, volatile, keep_last 1               emergency_stop
 SENSOR_QOS             reliable, volatile, keep_last 1               perception/objects (JSON scene), odom
 VELOCITY_SUB_QOS       best effort, volatile, keep_last 1            cmd_vel (subscriptions only)
@@ -20,11 +21,14 @@ CLOCK_QOS              reliable, volatile, keep_last 1               /clock (pub
 
 Why SPEECH_QOS is deep: every utterance must get a plan record, and a burst (a stuck recogniser, a replayed
 log) can put hundreds on the wire in milliseconds. With keep_last 10 a reliable reader that has not taken the
-first ten yet loses the rest without a trace; 1000 covers a burst of 1000 while the subscription callback,
+first ten yet loses the rest without a trace; 1024 covers a burst of 1000 while the subscription callback,
 which only queues the utterance, catches up. The node answers what it cannot plan in time with "busy" records
 (runtime/outbox.py), so depth never turns into latency. Publishers of transcripts should use it too: a
 reliable writer keeps only its own depth for readers that lag. Volatile: a node that (re)starts never hears
 what was said before it ran.
+
+PLAN_QOS is as deep for the same reason on the way out: a burst of 1000 utterances is answered by 1000 plan
+records within a second, and a reader that lags behind a keep_last 10 writer would lose all but ten.
 
 EMERGENCY_STOP_QOS: reliable, and only the latest matters; volatile, so a restarted node is not stopped by an
 old message.
@@ -42,6 +46,9 @@ cmd_vel with COMMAND_QOS.
 """
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+
+
+BURST_DEPTH = 1024  # speech and plan records: a burst of 1000 and then some
 
 
 def _volatile_keep_last(depth: int, reliability: ReliabilityPolicy) -> QoSProfile:
@@ -67,7 +74,12 @@ def velocity_sub_qos() -> QoSProfile:
 
 def speech_qos() -> QoSProfile:
     """Transcripts: every one counts, bursts included."""
-    return _volatile_keep_last(1000, ReliabilityPolicy.RELIABLE)
+    return _volatile_keep_last(BURST_DEPTH, ReliabilityPolicy.RELIABLE)
+
+
+def plan_qos() -> QoSProfile:
+    """The plan stream: one record per utterance, bursts included."""
+    return _volatile_keep_last(BURST_DEPTH, ReliabilityPolicy.RELIABLE)
 
 
 def emergency_stop_qos() -> QoSProfile:
@@ -82,6 +94,7 @@ def clock_qos() -> QoSProfile:
 
 COMMAND_QOS = command_qos()
 SPEECH_QOS = speech_qos()
+PLAN_QOS = plan_qos()
 EMERGENCY_STOP_QOS = emergency_stop_qos()
 SENSOR_QOS = sensor_qos()
 VELOCITY_SUB_QOS = velocity_sub_qos()

@@ -16,7 +16,7 @@ from std_msgs.msg import Float64MultiArray, String
 
 from wafer_reasoner.planner.commands import ArmTarget, CancelGoals, GripperCommand, NavigationGoal, Say, VelocityCommand
 from wafer_reasoner.ros import conversions
-from wafer_reasoner.ros.qos import COMMAND_QOS
+from wafer_reasoner.ros.qos import COMMAND_QOS, PLAN_QOS
 from wafer_reasoner.runtime.core import WARN, EventRecord, Log, PlanRecord
 from wafer_reasoner.runtime.throttle import Throttle
 
@@ -35,7 +35,7 @@ class CoreOutputs:
         self.arm = node.create_publisher(PoseStamped, "manipulator/target_pose", COMMAND_QOS)
         self.gripper = node.create_publisher(Float64MultiArray, "gripper/commands", COMMAND_QOS)
         self.say = node.create_publisher(String, "say", COMMAND_QOS)
-        self.plan = node.create_publisher(String, "reasoner/plan", COMMAND_QOS)
+        self.plan = node.create_publisher(String, "reasoner/plan", PLAN_QOS)
         self.diagnostics = node.create_publisher(DiagnosticArray, "/diagnostics", COMMAND_QOS)
 
     def now_s(self) -> float:
