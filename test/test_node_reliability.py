@@ -15,8 +15,8 @@ import pytest
 
 rclpy = pytest.importorskip("rclpy")
 
-from std_msgs.msg import Empty, String  # noqa: E402
 import test_reasoner_node as base  # noqa: E402
+from std_msgs.msg import Empty, String  # noqa: E402
 from test_reasoner_node import (  # noqa: E402
     REPO,
     ROBOT_START,
@@ -153,7 +153,8 @@ def test_messages_that_used_to_kill_the_node_are_refused_and_the_scene_kept(node
                  json.dumps({**red_cup_scene(), "stamp": 1e308})):
         refused = int(node.diagnostics()["perception_rejected"])
         node.publish_scene(text)  # one at a time: perception keeps only the latest (SENSOR_QOS)
-        node.spin_until(lambda n=refused: int(node.diagnostics()["perception_rejected"]) == n + 1, f"{text[:30]} refused")
+        node.spin_until(lambda n=refused: int(node.diagnostics()["perception_rejected"]) == n + 1,
+                        f"{text[:30]} refused")
     assert node.diagnostics()["perception_rejected"] == "5"
     values = node.diagnostics()
     assert values["scene_age_s"] != "n/a" and values["callback_errors"] == "0" and node.process.alive()

@@ -47,7 +47,6 @@ cmd_vel with COMMAND_QOS.
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-
 BURST_DEPTH = 1024  # speech and plan records: a burst of 1000 and then some
 
 
