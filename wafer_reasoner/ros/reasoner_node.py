@@ -21,10 +21,10 @@ All behaviour lives in ``runtime/core.py`` (``ReasonerCore``): callbacks convert
 Threads: the speech callback only hears (a stop acts at once; anything else is queued, or answered "busy" when
 ``speech_queue_depth`` utterances wait); a PlanningWorker thread plans one queued utterance at a time; its
 answer comes back through a guard condition to the node's executor, which publishes it in plan_id order. All
-callbacks that touch the core share one mutually exclusive callback group and a lock; ``emergency_stop`` has a
-group of its own on a MultiThreadedExecutor, publishes a zero cmd_vel before it waits for anything, then takes
-the lock to stop the plan. Every callback runs inside ``_guarded``: an exception is logged (throttled), counted
-on /diagnostics, and the node goes on.
+callbacks that touch the core run on the node's executor, one at a time, under a lock; ``emergency_stop`` has
+an executor thread of its own (ros/emergency_stop.py), publishes a zero cmd_vel before it waits for anything,
+then takes the lock to stop the plan. Every callback runs inside ``_guarded``: an exception is logged
+(throttled), counted on /diagnostics, and the node goes on.
 
 With ``emulator.pacing: emulated`` a held answer is released by a one-shot timer (never a sleep) at the core's
 ``next_release_s``. Every time is the node clock, so ``use_sim_time`` works. The README (sections Topics,
@@ -42,11 +42,9 @@ import threading
 import traceback
 
 from nav_msgs.msg import Odometry
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.exceptions import ParameterException
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
-from std_msgs.msg import Empty, String
+from std_msgs.msg import String
 
 from wafer_reasoner.emulator import EmulatorDataError
 from wafer_reasoner.emulator.pacing import check_mode
@@ -55,9 +53,10 @@ from wafer_reasoner.planner.executor import Executor
 from wafer_reasoner.planner.limits import LimitsError, SafetyLimits
 from wafer_reasoner.planner.scene import Scene, SceneError, parse_perception_json
 from wafer_reasoner.ros import conversions
+from wafer_reasoner.ros.emergency_stop import EmergencyStopListener
 from wafer_reasoner.ros.node_main import run_node
 from wafer_reasoner.ros.params import declare_parameters, parameter_values
-from wafer_reasoner.ros.qos import COMMAND_QOS, EMERGENCY_STOP_QOS, SENSOR_QOS, SPEECH_QOS
+from wafer_reasoner.ros.qos import COMMAND_QOS, SENSOR_QOS, SPEECH_QOS
 from wafer_reasoner.ros.reasoner_outputs import CoreOutputs
 from wafer_reasoner.ros.reasoner_params import ENGINE_PREFIX, EXECUTOR_PREFIX, LIMITS_PREFIX, PARAMETERS
 from wafer_reasoner.runtime.core import WARN, ReasonerCore
@@ -68,7 +67,8 @@ from wafer_reasoner.sim.scenario import ScenarioError, load_places_file
 
 NODE_NAME = "reasoner_node"
 SEMANTIC_MAP_FILE = "semantic_map.yaml"
-EXECUTOR_THREADS = 2  # one for the core's callback group, one for the emergency stop's
+MAX_SPEECH_BATCH = 1024  # utterances heard in one speech callback at most
+GIL_SWITCH_INTERVAL_S = 0.0005
 __all__ = ["PARAMETERS", "ReasonerNode", "main"]
 
 class ConfigurationError(RuntimeError):
@@ -159,31 +159,26 @@ class ReasonerNode(Node):
         return model, deadline_ms
 
     def _activate(self) -> None:
-        self._lock = threading.Lock()  # the core is used by the core group and by the emergency stop
+        self._lock = threading.Lock()  # the core is used by the node's executor and by the emergency stop's thread
         self._rejected = dict.fromkeys(("perception", "odom", "callback_errors"), 0)
         self._out = CoreOutputs(self, self._core)
-        core_group, estop_group = MutuallyExclusiveCallbackGroup(), MutuallyExclusiveCallbackGroup()
         subscriptions = ((String, "speech/transcript", self._on_speech, SPEECH_QOS),
                          (String, "perception/objects", self._on_perception, SENSOR_QOS),
                          (Odometry, "odom", self._on_odom, SENSOR_QOS),
                          (String, "manipulator/status", self._on_manipulator_status, COMMAND_QOS))
-        for msg_type, topic, callback, qos in subscriptions:
-            self.create_subscription(msg_type, topic, self._guarded(topic, callback), qos, callback_group=core_group)
-        self.create_subscription(Empty, "emergency_stop", self._on_emergency_stop, EMERGENCY_STOP_QOS,
-                                 callback_group=estop_group)
-        self._planned_signal = self.create_guard_condition(self._guarded("planner", self._on_planned),
-                                                           callback_group=core_group)
+        created = {topic: self.create_subscription(msg_type, topic, self._guarded(topic, callback), qos)
+                   for msg_type, topic, callback, qos in subscriptions}
+        self._speech_sub = created["speech/transcript"]
+        self._planned_signal = self.create_guard_condition(self._guarded("planner", self._on_planned))
         self._worker = PlanningWorker(self._core.plan, self._planned_signal.trigger)
-        self._timer_group = core_group
-        self.create_timer(1.0 / self._param("control_rate_hz"), self._guarded("control", self._on_control_tick),
-                          callback_group=core_group)
-        self.create_timer(1.0 / self._param("diagnostics_rate_hz"),
-                          self._guarded("diagnostics", self._on_diagnostics), callback_group=core_group)
+        self.create_timer(1.0 / self._param("control_rate_hz"), self._guarded("control", self._on_control_tick))
+        self.create_timer(1.0 / self._param("diagnostics_rate_hz"), self._guarded("diagnostics", self._on_diagnostics))
+        self._estop = EmergencyStopListener(self, self._on_emergency_stop)
 
     def destroy_node(self) -> None:
-        worker = getattr(self, "_worker", None)
-        if worker is not None:
-            worker.close()
+        for helper in (getattr(self, "_estop", None), getattr(self, "_worker", None)):
+            if helper is not None:
+                helper.close()
         super().destroy_node()
 
     # ---- callbacks: convert, call the core, publish -----------------------------------------------------------
@@ -207,9 +202,25 @@ class ReasonerNode(Node):
         return conversions.seconds_from_nanoseconds(self.get_clock().now().nanoseconds)
 
     def _on_speech(self, msg: String) -> None:
+        """This message and every one already waiting behind it, heard in one go: a burst costs one executor
+        round trip per batch, not per message, and a stop at its end acts before the batch is answered."""
+        texts = [msg.data] + [pending.data for pending in self._take_waiting(self._speech_sub, MAX_SPEECH_BATCH)]
         now_s = self._now()
-        self._out.publish(self._core.hear(msg.data, now_s))
+        self._out.publish(self._core.hear_all(texts, now_s))
         self._feed_planner(now_s)
+
+    @staticmethod
+    def _take_waiting(subscription, limit: int) -> list:
+        """Messages already received on ``subscription``, taken without a callback each (what rclpy's executor
+        does for one message, repeated; None when there is no more)."""
+        taken = []
+        with subscription.handle:
+            while len(taken) < limit:
+                message = subscription.handle.take_message(subscription.msg_type, subscription.raw)
+                if message is None:
+                    break
+                taken.append(message[0])
+        return taken
 
     def _on_planned(self) -> None:
         for job, result in self._worker.take():
@@ -223,7 +234,7 @@ class ReasonerNode(Node):
             self._worker.submit(job)
         self._arm_release_timer()
 
-    def _on_emergency_stop(self, _msg: Empty) -> None:
+    def _on_emergency_stop(self) -> None:
         self._out.zero_velocity()  # first, without waiting for the lock
         self._guarded("emergency_stop", self._emergency_stop)()
 
@@ -243,8 +254,7 @@ class ReasonerNode(Node):
         due_s = self._core.next_release_s
         if due_s is not None:
             self._release_timer = self.create_timer(max(due_s - self._now(), 1e-4),
-                                                    self._guarded("release", self._on_release_timer),
-                                                    callback_group=self._timer_group)
+                                                    self._guarded("release", self._on_release_timer))
 
     def _on_perception(self, msg: String) -> None:
         try:
@@ -309,8 +319,11 @@ class ReasonerNode(Node):
 
 
 def main(args=None) -> int:
-    return run_node(ReasonerNode, NODE_NAME, (ModelLoadError, ConfigurationError, ParameterException), args,
-                    executor=lambda: MultiThreadedExecutor(num_threads=EXECUTOR_THREADS))
+    # Three threads share the GIL: the node's executor, the emergency stop's and the planner's. Python hands the GIL
+    # over every 5 ms by default, which alone would put an emergency stop at 5-15 ms during a burst; 0.5 ms
+    # keeps it near 1 ms and costs the planner a few percent.
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+    return run_node(ReasonerNode, NODE_NAME, (ModelLoadError, ConfigurationError, ParameterException), args)
 
 
 if __name__ == "__main__":

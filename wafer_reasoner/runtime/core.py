@@ -209,6 +209,16 @@ class ReasonerCore:
         self.queue.append((self.plans, text, now_s))
         return ()
 
+    def hear_all(self, texts, now_s: float) -> tuple:
+        """Utterances taken from the wire together, in order. A stop among them stops the robot before any of
+        them is even numbered (what came before it is dropped by it all the same)."""
+        out = []
+        if any(isinstance(text, str) and is_stop_command(text) for text in texts):
+            out += [VelocityCommand(0.0, 0.0), *self._dispatch(self.executor.stop(now_s), now_s)]
+        for text in texts:
+            out += self.hear(text, now_s)
+        return tuple(out)
+
     def next_job(self, now_s: float) -> Job | None:
         """The oldest queued utterance, to plan now (None while one is being planned, or none waits)."""
         if self.in_flight is not None or not self.queue:
