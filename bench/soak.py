@@ -30,7 +30,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from wafer_reasoner.demo.processes import log_tail, reserve_domain_id, ros_env, start_node, stop_process  # noqa: E402
+from wafer_reasoner.demo.processes import (  # noqa: E402
+    log_tail,
+    proc_status_kib,
+    reserve_domain_id,
+    ros_env,
+    start_node,
+    stop_process,
+)
 
 CONFIG = REPO / "config"
 RSS_PERIOD_S = 10.0
@@ -44,16 +51,6 @@ OPERATOR_LINES = ("bring me the red cup", "go to the dock", "turn left 90 degree
                   "put it on the table", "go to the living room", "turn around", "follow me", "please stop")
 # (period s, offset s, what): chaos happens when (t - offset) % period crosses 0
 CHAOS = ((60.0, 20.0, "dropout"), (240.0, 130.0, "kill_sim"), (120.0, 50.0, "burst"), (150.0, 95.0, "estop"))
-
-
-def rss_kib(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return -1
 
 
 class Operator:
@@ -158,7 +155,7 @@ def run(operator: Operator, stack: Stack, minutes: float, period_s: float) -> di
             operator.say(OPERATOR_LINES[line % len(OPERATOR_LINES)])
             line, next_say = line + 1, next_say + period_s
         if elapsed >= next_rss:
-            rss.append((round(elapsed, 1), rss_kib(stack.reasoner.pid)))
+            rss.append((round(elapsed, 1), proc_status_kib(stack.reasoner.pid, "VmRSS")))
             next_rss += RSS_PERIOD_S
         if stack.reasoner.poll() is not None:
             exits.append(round(elapsed, 1))
