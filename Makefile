@@ -24,7 +24,7 @@ help:
 	@echo "make eval         evaluate the planner model"
 	@echo "make bench        node latency benchmark"
 	@echo "make bench-reliability  1000-transcript burst + stop, emergency stop during bursts (p50/p99)"
-	@echo "make fuzz         FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) generated messages per input topic to a running node over DDS"
+	@echo "make fuzz         FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) random inputs per parser and per input topic (over DDS)"
 	@echo "make soak         node + sim_world + operator + chaos for SOAK_MINUTES=$(SOAK_MINUTES) min (table + PNG)"
 	@echo "make study        emulated-hardware study in simulated time (tables + PNG plots in runs/study)"
 
@@ -56,7 +56,8 @@ bench-reliability: setup
 	$(IN_VENV) cd $(REPO) && $(PY) bench/bench_reliability.py $(ARGS)
 
 fuzz: setup
-	$(IN_VENV) cd $(REPO) && FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -s -p no:cacheprovider test/fuzz_over_dds.py $(ARGS)
+	$(IN_VENV) cd $(REPO) && FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_PURE_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -s \
+		-p no:cacheprovider test/test_fuzz_parsers.py test/fuzz_over_dds.py $(ARGS)
 
 soak: setup
 	$(VENV)/bin/pip install -q -r $(REPO)/requirements-study.txt

@@ -1,13 +1,15 @@
 """Every input path, fuzzed without ROS: at least MIN_INPUTS generated inputs per input type (hypothesis).
 
 Each parser either returns a value within the contract or raises the project's own error; nothing else escapes,
-nothing non-finite comes out, and the core keeps its previous state after bad input. The runs are derandomized
-(the same inputs each run, so CI cannot flake); ``make fuzz`` sends random ones over DDS to a running node.
+nothing non-finite comes out, and the core keeps its previous state after bad input. In ``make test`` the runs
+are derandomized (the same inputs each run, so CI cannot flake); ``make fuzz`` runs this file with
+FUZZ_PURE_EXAMPLES=10000 random inputs per type, then sends random messages over DDS (fuzz_over_dds.py).
 """
 
 import functools
 import json
 import math
+import os
 import re
 from dataclasses import fields
 from types import MappingProxyType
@@ -39,9 +41,9 @@ from wafer_reasoner.runtime.emulation import emulator_for
 from wafer_reasoner.runtime.resources import ResourceError
 from wafer_reasoner.sim.scenario import ScenarioError, parse_yaml_text, scenario_from_dict
 
-MIN_INPUTS = 1000
-FUZZ = settings(max_examples=MIN_INPUTS, derandomize=True, database=None, deadline=None,
-                suppress_health_check=list(HealthCheck))
+MIN_INPUTS = int(os.environ.get("FUZZ_PURE_EXAMPLES", "1000"))  # make fuzz: 10,000, random each run
+FUZZ = settings(max_examples=MIN_INPUTS, derandomize="FUZZ_PURE_EXAMPLES" not in os.environ, database=None,
+                deadline=None, suppress_health_check=list(HealthCheck))
 PLACES = (NamedPlace("kitchen", 4.0, 0.0),)
 _FRAME = re.compile(r"[A-Za-z0-9_]+(/[A-Za-z0-9_]+)*")
 COUNTS: dict = {}
