@@ -58,10 +58,17 @@ from wafer_reasoner.ros.node_main import run_node
 from wafer_reasoner.ros.params import declare_parameters, parameter_values
 from wafer_reasoner.ros.qos import COMMAND_QOS, SENSOR_QOS, SPEECH_QOS
 from wafer_reasoner.ros.reasoner_outputs import CoreOutputs
-from wafer_reasoner.ros.reasoner_params import ENGINE_PREFIX, EXECUTOR_PREFIX, LIMITS_PREFIX, PARAMETERS
+from wafer_reasoner.ros.reasoner_params import (
+    BACKEND_PREFIX,
+    ENGINE_PREFIX,
+    EXECUTOR_PREFIX,
+    LIMITS_PREFIX,
+    PARAMETERS,
+)
+from wafer_reasoner.runtime.backends import BACKENDS, EMBEDDED, backend_status, remote_planner, remote_settings
 from wafer_reasoner.runtime.core import WARN, ReasonerCore
 from wafer_reasoner.runtime.emulation import emulator_for, reasoning_for
-from wafer_reasoner.runtime.resources import ResourceError, config_file
+from wafer_reasoner.runtime.resources import ResourceError, config_file, model_dir
 from wafer_reasoner.runtime.worker import PlanningWorker
 from wafer_reasoner.sim.scenario import ScenarioError, load_places_file
 
@@ -119,7 +126,7 @@ class ReasonerNode(Node):
             pacing = check_mode(self._param("emulator.pacing"))
         except ValueError as error:
             raise ConfigurationError(f"bad 'emulator.pacing' parameter: {error}") from None
-        model, deadline_ms = self._load_model()
+        model, deadline_ms = self._load_planner()
         try:
             emulator = emulator_for(self._param("emulator.target_model"), self._param("emulator.hardware"),
                                     self._param("emulator.stack"), planner_dir=model.model_dir)
@@ -140,6 +147,33 @@ class ReasonerNode(Node):
             f"caps {limits.max_linear_speed_mps:g} m/s, {limits.max_angular_speed_radps:g} rad/s; "
             f"emulating {emulator.target.name} on {emulator.hardware.name} ({emulator.stack.name}), pacing {pacing}"
         )
+
+    def _load_planner(self):
+        """(planner, best-of-N deadline in emulated ms): the embedded engine, or the remote backend with the engine
+        as its fallback (loaded only when ``backend_fallback`` is ``embedded``)."""
+        backend = self._param("backend")
+        if backend not in BACKENDS:
+            raise ConfigurationError(f"'backend' must be one of {BACKENDS}, got {backend!r}")
+        values = parameter_values(self, PARAMETERS, BACKEND_PREFIX)
+        if backend == EMBEDDED:
+            return self._load_model()
+        fallback_mode = values.pop("fallback")
+        embedded, deadline_ms = self._load_model() if fallback_mode == EMBEDDED else (None, None)
+        try:
+            settings = remote_settings({**values, "base_url": self._param("base_url")})
+            planner = remote_planner(settings, fallback=embedded, fallback_mode=fallback_mode,
+                                     model_dir=model_dir(self._param("model_dir") or None))
+        except ValueError as error:
+            raise ConfigurationError(f"bad 'backend_*' / 'base_url' parameters: {error}") from None
+        if values["api_key_env"] and not settings.api_key:
+            self.get_logger().warning(f"backend_api_key_env names {values['api_key_env']!r}, which is not set: "
+                                      "requests go without an API key")
+        self.get_logger().info(f"planning with {settings.base_url} (model {settings.model or 'listed first'}, "
+                               f"constraint {settings.constraint}, timeout {settings.timeout_s:g} s, "
+                               f"fallback {fallback_mode})")
+        if deadline_ms is None:
+            deadline_ms = self._param(f"{ENGINE_PREFIX}deadline_ms")
+        return planner, deadline_ms
 
     def _load_model(self):
         """(PlannerModel, best-of-N deadline in emulated ms); onnxruntime is imported only where a node runs."""
@@ -283,7 +317,8 @@ class ReasonerNode(Node):
     def _on_diagnostics(self) -> None:
         now_s, core = self._now(), self._core
         status = core.status(now_s)
-        problems = status["problems"]
+        backend_problems, backend_values = backend_status(self._model)
+        problems = status["problems"] + backend_problems
         self._out.diagnostics.publish(conversions.diagnostics_to_msg(
             name=f"{self.get_name()}: reasoner",
             hardware_id=str(self._model.model_dir),
@@ -315,6 +350,7 @@ class ReasonerNode(Node):
                 "perception_rejected": self._rejected["perception"],
                 "odom_rejected": self._rejected["odom"],
                 "callback_errors": self._rejected["callback_errors"],
+                **backend_values,
             },
             stamp_s=now_s,
         ))
