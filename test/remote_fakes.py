@@ -82,15 +82,16 @@ def load_recording(name: str) -> dict:
     return json.loads((RECORDINGS / f"{name}.json").read_text(encoding="utf-8"))
 
 
-def replaying(recording: dict) -> LoopbackServer:
-    """A server that answers the recording's exchanges in order (a request past the last: HTTP 500)."""
+def replaying(recording: dict, delay_s: float = 0.0) -> LoopbackServer:
+    """A server that answers the recording's exchanges in order, each ``delay_s`` late (a slow server); a request
+    past the last: HTTP 500."""
     exchanges = list(recording["exchanges"])
 
     def answer(method, path, body):
         if not exchanges:
             return 500, {"error": "the recording has no more exchanges"}
         response = exchanges.pop(0)["response"]
-        return response["status"], response["body"].encode("utf-8")
+        return response["status"], response["body"].encode("utf-8"), delay_s
 
     return LoopbackServer(answer)
 

@@ -100,6 +100,10 @@ class OpenAIClient:
             raise BackendProtocolError("GET /models answered without a 'data' list")
         return [model for model in data if isinstance(model, dict)]
 
+    def post(self, path: str, body: dict) -> dict:
+        """POST {base_url}/``path`` with a JSON body; the decoded JSON answer (a server's extras)."""
+        return self._call("POST", path, body)[0]
+
     def chat(self, body: dict) -> ChatReply:
         """POST /chat/completions with ``body`` (model, messages, max_tokens, the constraint, ...)."""
         reply, remote_ms, attempts = self._call("POST", "chat/completions", body)

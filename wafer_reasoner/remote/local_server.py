@@ -6,7 +6,8 @@ nothing is downloaded at run time).
         server.base_url                             # "http://127.0.0.1:8080/v1"
     python -m wafer_reasoner.remote.local_server --port 8080      # in the foreground (make serve), Ctrl-C stops
 
-The server binds 127.0.0.1 only. ``stop()`` ends the process it started (by its PID: SIGINT, then SIGKILL).
+The server binds 127.0.0.1 only. ``stop()`` ends the process it started (by its PID: SIGINT, then SIGKILL);
+``kill()`` kills it at once, as a crash would.
 """
 
 from __future__ import annotations
@@ -103,11 +104,15 @@ class LocalServer:
         self.stop()
         raise ServerSetupError(f"the server did not answer GET /v1/models within {self.ready_timeout_s:g} s")
 
-    def stop(self, timeout_s: float = 10.0) -> None:
+    def kill(self) -> None:
+        """Kill the server at once (SIGKILL, as a crash would), by its PID; then as ``stop``."""
+        self.stop(signal_number=signal.SIGKILL)
+
+    def stop(self, timeout_s: float = 10.0, signal_number: int = signal.SIGINT) -> None:
         """End the server this object started, by its PID; no-op when it is not running."""
         process, self.process = self.process, None
         if process is not None and process.poll() is None:
-            process.send_signal(signal.SIGINT)
+            process.send_signal(signal_number)
             try:
                 process.wait(timeout_s)
             except subprocess.TimeoutExpired:
