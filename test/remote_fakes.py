@@ -57,11 +57,14 @@ class LoopbackServer:
                 if delay:
                     time.sleep(delay[0])
                 data = json.dumps(payload).encode() if isinstance(payload, (dict, list)) else payload
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up first (its timeout)
+                    self.close_connection = True
 
             do_GET = do_POST = _serve
 

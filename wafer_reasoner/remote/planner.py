@@ -10,6 +10,8 @@ as a constraint derived from ``planner/syntax.py`` (``planner/output_grammar.py`
 - ``gbnf``: llama.cpp's ``grammar`` field (llama.cpp's server and llama-cpp-python);
 - ``vllm_regex`` / ``vllm_grammar``: vLLM's ``guided_regex`` / ``guided_grammar`` (GBNF, read by xgrammar);
 - ``json_schema``: OpenAI's ``response_format`` (Cerebras, SGLang, others): ``{"plan": "..."}``;
+- ``json_object``: the same schema in the form llama-cpp-python's server reads (``{"type": "json_object",
+  "schema": ...}``; it refuses ``json_schema`` with HTTP 500);
 - ``none``: the prompt alone; ``auto``: by the ``owned_by`` of GET /models (llama.cpp: gbnf, vLLM: vllm_regex,
   anything else: json_schema).
 
@@ -30,7 +32,8 @@ from wafer_reasoner.planner import output_grammar
 from wafer_reasoner.remote.client import BackendError, BackendProtocolError, BackendUnavailable, OpenAIClient
 from wafer_reasoner.remote.prompt import chat_messages
 
-CONSTRAINTS = ("auto", "gbnf", "vllm_regex", "vllm_grammar", "json_schema", "none")
+CONSTRAINTS = ("auto", "gbnf", "vllm_regex", "vllm_grammar", "json_schema", "json_object", "none")
+JSON_CONSTRAINTS = ("json_schema", "json_object")  # the plan comes back in the schema's field
 FALLBACKS = ("embedded", "none")
 OWNERS = {"llamacpp": "gbnf", "me": "gbnf", "vllm": "vllm_regex"}  # owned_by of GET /models -> constraint
 REMOTE = "openai"  # the backend's name in parameters and plan records
@@ -91,13 +94,15 @@ def request_body(settings: RemoteSettings, model: str, constraint: str, scene, u
     elif constraint == "json_schema":
         body["response_format"] = {"type": "json_schema", "json_schema": {
             "name": "plan", "strict": True, "schema": output_grammar.json_schema(scene)}}
+    elif constraint == "json_object":
+        body["response_format"] = {"type": "json_object", "schema": output_grammar.json_schema(scene)}
     return body
 
 
 def plan_text(content: str, constraint: str) -> str:
     """The plan in a reply: the ``plan`` field under a JSON schema, else the text itself (whitespace trimmed).
     Anything else is passed on as it is, for the parser to reject."""
-    if constraint == "json_schema":
+    if constraint in JSON_CONSTRAINTS:
         try:
             decoded = json.loads(content)
         except ValueError:

@@ -45,7 +45,8 @@ PARAMETERS = {
         "loads it at start) or none (the request is refused)."),
     "backend_constraint": Param(
         "auto", "backend openai: how the output is held to the action language: gbnf (llama.cpp grammar), "
-        "vllm_regex, vllm_grammar, json_schema (response_format), none, or auto (by the server's owned_by)."),
+        "vllm_regex, vllm_grammar, json_schema (response_format), json_object (llama-cpp-python's schema form), "
+        "none, or auto (by the server's owned_by)."),
     "backend_max_tokens": Param(256, "backend openai: max_tokens of a request.", 1, 4096),
     "semantic_map_file": Param(
         "",
