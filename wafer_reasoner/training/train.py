@@ -29,12 +29,20 @@ from wafer_reasoner.training.vocab import build_tokenizer
 
 IGNORE = -100
 # the shipped model's recipe (docs/MODEL_CARD.md); flags override it
-RECIPE = dict(minutes=110.0, steps=9000, batch=64, lr=1.5e-3, hidden=192, layers=4, heads=4, context=256, warmup=300,
+RECIPE = dict(minutes=118.0, steps=12000, batch=64, lr=1.5e-3, hidden=192, layers=4, heads=4, context=256, warmup=300,
               eval_every=1000, out="runs/planner")
 
 
+PART_SHARE = 0.4  # of multi-clause examples, trained as one of their parts (the planner plans parts one by one)
+
+
 def sample_training_example(rng: random.Random) -> dict:
-    return speech_corpus.sample(rng, speech_corpus.TRAIN_V2)
+    """A whole utterance, or one part of it with the robot's state and "it" as the planner sees them."""
+    example = speech_corpus.sample(rng, speech_corpus.TRAIN)
+    if example["parts"] and rng.random() < PART_SHARE:
+        text, plan, scene, antecedent = rng.choice(example["parts"])
+        example = {**example, "say": text, "plan": plan, "scene": scene, "antecedent": antecedent}
+    return example
 
 
 def evaluation_sets(seed: int, count: int):
@@ -48,7 +56,7 @@ def evaluation_sets(seed: int, count: int):
 
 def encode_example(tokenizer, example: dict):
     """(input ids, target ids with the prompt masked) for teacher forcing."""
-    prompt = build_prompt(example["scene"], example["say"], tokenizer)
+    prompt = build_prompt(example["scene"], example["say"], tokenizer, example.get("antecedent", ""))
     output = plan_to_tokens(example["plan"], prompt, tokenizer)
     ids = [tokenizer.id(t) for t in prompt.tokens] + [tokenizer.id(t) for t in output]
     targets = [IGNORE] * (len(prompt.tokens) - 1) + ids[len(prompt.tokens):] + [IGNORE]
