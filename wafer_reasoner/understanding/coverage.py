@@ -1,12 +1,12 @@
 """Plan coverage: what a plan that acts, rather than refuses, must contain.
 
 The contract gives every clause its steps, so a plan that does not refuse names every object a mention grounded
-to (except the anchors of locators: "the cup near the table") and every place of the map it names (except, again, a locator's: "the cup in the kitchen"), and every number said
-for a turn or a wait ("turn
-90 degrees" -> ``rotate(90)``). The corpus's reference planner never breaks this
-(``test/test_coverage.py`` checks it on training data). A planner that stops after three clauses of four breaks
-it, and ``PlannerModel`` then asks the model to go on (``PlannerModel._complete``): the model, not this module,
-still writes the missing steps.
+to (except the anchors of locators: "the cup near the table"), every place of the map it names (again except a
+locator's: "the cup in the kitchen"; and none when the plan ends in follow: "come with me to the kitchen") and
+every number said for a turn or a wait ("turn 90 degrees" -> ``rotate(90)``). The corpus's reference planner
+never breaks this (``test/test_coverage.py`` checks it on training data). A planner that stops after three
+clauses of four breaks it, and ``PlannerModel`` then asks the model to go on (``PlannerModel._complete``): the
+model, not this module, still writes the missing steps.
 """
 
 from __future__ import annotations
