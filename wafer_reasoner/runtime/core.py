@@ -193,7 +193,8 @@ class ReasonerCore:
     def _plan(self, text, scene: Scene, stop: bool, now_s: float) -> PlanResult:
         """The checked answer, charged its emulated time."""
         model = EmulatedBestOfN(self.model, self.emulator, deadline_ms=self.deadline_ms,
-                                accept=verifier_accepts(scene, self.limits, now_s=now_s))
+                                accept=verifier_accepts(scene, self.limits, now_s=now_s,
+                                                        utterance=text if isinstance(text, str) else None))
         if self.scene is None and not stop and not utterance_problem(text):
             result = no_scene_result(text)
         else:

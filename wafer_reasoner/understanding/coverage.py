@@ -15,7 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from wafer_reasoner.planner.language import Follow, PlanSyntaxError, Ref, Rotate, Wait, is_clarification, parse_plan
-from wafer_reasoner.understanding.words import said_numbers
+from wafer_reasoner.understanding.words import plannable_numbers
 
 
 def _named(steps, kind: str) -> set:
@@ -67,7 +67,5 @@ def required(grounding, words, utterance: str) -> Coverage:
     for place in grounding.places:
         if place is not None and place.name not in anchors and place.name not in places:
             places.append(place.name)
-    said = said_numbers(words, utterance)
-    decimals = {n.replace(".", "") for n in said if "." in n}  # "1.5" is also heard as the digits "1 5"
-    numbers = tuple(n for n in said if "." not in n and n not in decimals)
+    numbers = tuple(n for n in plannable_numbers(words, utterance) if "." not in n)
     return Coverage(tuple(objects), numbers, tuple(places))

@@ -126,46 +126,75 @@ def _digits_before(out: list) -> int:
     return count
 
 
+_AND_A_HALF = ["and", "a", "half"]
+_DECIMAL_DURATION = re.compile(r"\b(\d+\.\d+)\s*(hours?|hrs?|minutes?|mins?)\b", re.IGNORECASE)
+
+
+def _decimal_durations(text: str) -> str:
+    """'1.5 minutes' -> '90 seconds' in the text itself (the words lose the point); a value that is no whole
+    number of seconds is left as said."""
+
+    def seconds(match) -> str:
+        value = float(match.group(1)) * DURATION_UNITS[match.group(2).lower()]
+        return f"{value:.0f} seconds" if value == int(value) else match.group(0)
+
+    return _DECIMAL_DURATION.sub(seconds, text)
+
+
+def _count_before(out: list):
+    """(count, words it took) of the number ending ``out`` before a unit: digits, 'a' / 'an' / 'one', 'half a',
+    each with 'and a half' ('two and a half' -> 2.5); None when there is none."""
+    half = out[-3:] == _AND_A_HALF
+    head = out[:-3] if half else out
+    digits = _digits_before(head)
+    if digits:
+        count, used = int("".join(head[-digits:])), digits
+    elif head and head[-1] in ("a", "an", "one"):
+        count, used = 1, 1
+        if not half and len(head) > 1 and head[-2] == "half":
+            count, used = 0.5, 2
+    else:
+        return None
+    return count + 0.5 * half, used + 3 * half
+
+
 def _durations_in_seconds(words: list) -> list:
     """'2 minutes' -> '1 2 0 seconds', 'an hour' -> '3 6 0 0 seconds', 'a second' -> '1 seconds', 'half a
-    minute' -> '3 0 seconds': waits are planned in seconds."""
-    out = []
-    for word in words:
-        scale = DURATION_UNITS.get(word)
-        if scale is None:
+    minute' -> '3 0 seconds', 'one and a half minutes' and 'a minute and a half' -> '9 0 seconds': waits are planned
+    in seconds. A count that gives no whole number of seconds is left as said."""
+    out, index = [], 0
+    while index < len(words):
+        word, scale = words[index], DURATION_UNITS.get(words[index])
+        found = _count_before(out) if scale is not None else None
+        if found is None:
             out.append(word)
+            index += 1
             continue
-        digits = _digits_before(out)
-        if digits:
-            value = int("".join(out[-digits:])) * scale
-            del out[-digits:]
-        elif out and out[-1] in ("a", "an"):
-            value = scale // 2 if len(out) > 1 and out[-2] == "half" else scale
-            del out[-2 if len(out) > 1 and out[-2] == "half" else -1:]
-        else:
+        count, used = found
+        trailing_half = words[index + 1:index + 4] == _AND_A_HALF and count == int(count)  # "a minute and a half"
+        value = (count + 0.5 * trailing_half) * scale
+        if value != int(value):
             out.append(word)
+            index += 1
             continue
-        out += [*str(value), "seconds"]
+        del out[len(out) - used:]
+        out += [*str(int(value)), "seconds"]
+        index += 1 + 3 * trailing_half
     return out
 
 
 def speech_words(text: str, destutter: bool = True) -> list:
     """utterance_words without fillers; a word said twice in a row said once ('the the cup'; ``destutter``);
     spoken numbers as digit words ('ninety degrees' -> '9 0 degrees'); minutes and hours as seconds."""
-    words = [word for word in utterance_words(text) if word not in FILLERS]
+    words = [word for word in utterance_words(_decimal_durations(text)) if word not in FILLERS]
     if destutter:
         words = [w for k, w in enumerate(words) if k == 0 or w != words[k - 1] or not w.isalpha()]
     return _durations_in_seconds(_numbers_as_digits(words))[:MAX_UTTERANCE_WORDS]
 
 
-def said_numbers(words, utterance: str) -> tuple:
-    """Number literals said for a turn or a wait: runs of digit words of the normalised speech ("ninety degrees" ->
-    9 0 -> "90", "2 minutes" -> "120") right before a unit or within a few words after a turn or wait word ("turn
-    left 90"), and the decimals written in the utterance itself ("1.5"). A plan copies these, so a number cannot
-    be cut short (rotate(27) for "273 degrees") nor made up; a number in a name ("room 214") is none of them."""
-    words = list(words)
-    found = {n for n in _NUMBER_RE.findall(utterance) if "." in n}
-    index = 0
+def _numbers_for_turn_or_wait(words) -> list:
+    """Runs of digit words right before a unit or within a few words after a turn or wait word, joined."""
+    words, found, index = list(words), [], 0
     while index < len(words):
         if not words[index].isdigit():
             index += 1
@@ -173,9 +202,43 @@ def said_numbers(words, utterance: str) -> tuple:
         end = index
         while end < len(words) and words[end].isdigit():
             end += 1
+        run = "".join(words[index:end])
+        if words[end:end + 3] == _AND_A_HALF:  # "3 and a half seconds" (minutes and hours are seconds by now)
+            run, end = run + ".5", end + 3
         unit = end < len(words) and words[end] in UNIT_WORDS
         if unit or _NUMBER_CUES.intersection(words[max(0, index - 4):index]):
-            found.add("".join(words[index:end]))
+            found.append(run)
         index = end
+    return found
+
+
+def said_numbers(words, utterance: str) -> tuple:
+    """Number literals said for a turn or a wait: runs of digit words of the normalised speech ("ninety degrees" ->
+    9 0 -> "90", "2 minutes" -> "120") right before a unit or within a few words after a turn or wait word ("turn
+    left 90"), and the decimals written in the utterance itself ("1.5"). A plan copies these, so a number cannot
+    be cut short (rotate(27) for "273 degrees") nor made up; a number in a name ("room 214") is none of them."""
+    decimals = {n for n in _NUMBER_RE.findall(_decimal_durations(utterance)) if "." in n}
+    found = decimals | set(_numbers_for_turn_or_wait(words))
     return tuple(sorted(n for n in found if len(n.split(".")[0]) <= MAX_SAID_DIGITS
                         and len(n.partition(".")[2]) <= MAX_DECIMALS))
+
+
+def plannable_numbers(words, utterance: str) -> tuple:
+    """said_numbers without the digit run a decimal is also heard as ("1.5" is not also "15")."""
+    said = said_numbers(words, utterance)
+    decimals = {n.replace(".", "") for n in said if "." in n}
+    return tuple(n for n in said if n not in decimals)
+
+
+_EXPONENT = re.compile(r"\d(?:\.\d+)?e[+-]?\d", re.IGNORECASE)
+
+
+def unplannable_number(words, utterance: str) -> bool:
+    """Whether a turn or a wait was given a number no plan can copy: too long ("wait 99999999999 seconds"), in
+    exponent notation ("1e308 degrees"), or none a plan could write ("turn left infinity degrees", "wait a few
+    seconds": a unit with no number before it)."""
+    words = list(words)
+    unit_without_number = any(word in UNIT_WORDS and not (index and words[index - 1].isdigit())
+                              and words[max(0, index - 3):index] != _AND_A_HALF for index, word in enumerate(words))
+    return unit_without_number or bool(_EXPONENT.search(utterance)) or \
+        any(len(run.split(".")[0]) > MAX_SAID_DIGITS for run in _numbers_for_turn_or_wait(words))
