@@ -7,7 +7,7 @@ from wafer_reasoner.engine.tokenizer import KIND, LETTERS, Tokenizer, spell_word
 from wafer_reasoner.planner.scene import NamedPlace, Person, RobotPose, Scene, SceneObject
 from wafer_reasoner.training.vocab import build_tokenizer
 from wafer_reasoner.understanding.mentions import hear, mention_spans, word_matches
-from wafer_reasoner.understanding.words import speech_words
+from wafer_reasoner.understanding.words import plannable_numbers, speech_words, unplannable_number
 
 TOKENIZER = build_tokenizer()
 
@@ -97,6 +97,10 @@ def test_places_are_matched_tolerantly_tagged_and_mapped_back_to_the_maps_names(
     ("um, wait uh five seconds", ["wait", "5", "seconds"]),
     ("wait for one second", ["wait", "for", "1", "seconds"]),
     ("wait two minutes", ["wait", "1", "2", "0", "seconds"]),
+    ("wait a minute and a half", ["wait", "9", "0", "seconds"]),
+    ("wait one and a half minutes", ["wait", "9", "0", "seconds"]),
+    ("wait 1.5 minutes", ["wait", "9", "0", "seconds"]),
+    ("wait half an hour", ["wait", "1", "8", "0", "0", "seconds"]),
     ("go two the kitchen", ["go", "two", "the", "kitchen"]),  # a number without a unit stays a word
     ("bring me four cups", ["bring", "me", "four", "cups"]),
 ])
@@ -131,3 +135,21 @@ def test_hear_gives_the_normalised_words_mentions_and_annotated_utterance():
     assert [label for label, _, _ in heard.spans] == ["cup"]
     assert " ".join(heard.said).endswith("the @1 cup then go to the #1")
     assert [name for name, _, _ in heard.places] == ["kitchen"]
+
+
+@pytest.mark.parametrize("text, numbers", [
+    ("wait three and a half seconds", ("3.5",)),
+    ("wait 1.5 seconds", ("1.5",)),  # not also "15"
+    ("turn left 90 then wait 2 minutes", ("120", "90")),
+    ("go to room 214", ()),  # a number in a name is none
+])
+def test_numbers_a_plan_may_copy(text, numbers):
+    assert plannable_numbers(speech_words(text), text) == numbers
+
+
+@pytest.mark.parametrize("text, unplannable", [
+    ("wait 99999999999 seconds", True), ("turn left 1e308 degrees", True), ("turn left infinity degrees", True),
+    ("wait a few seconds", True), ("wait 5 seconds", False), ("turn left", False), ("wait a second", False),
+])
+def test_numbers_no_plan_can_copy(text, unplannable):
+    assert unplannable_number(speech_words(text), text) is unplannable
