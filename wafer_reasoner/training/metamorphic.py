@@ -106,11 +106,13 @@ _MAKERS = {"add_places": _add_places, "drop_places": _drop_places, "add_objects"
 
 
 def variant(rng: random.Random, scene, utterance: str, change: str):
-    """(changed scene, id map old -> new) for one change; None when no variant keeps what is heard."""
+    """(changed scene, id map old -> new) for one change; None when no variant keeps what is heard or changes
+    anything."""
     labels, places = _mentioned(scene, utterance)
     for _ in range(10):
         changed = _MAKERS[change](rng, scene, labels, places)
-        if _mentioned(changed, utterance) == (labels, places):
+        vacuous = changed == scene and change != "shuffle"  # nothing to drop: no case
+        if not vacuous and _mentioned(changed, utterance) == (labels, places):
             ids = {old.id: new.id for old, new in zip(scene.objects, changed.objects)} if change == "rename" else {}
             return changed, ids
     return None
