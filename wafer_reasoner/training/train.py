@@ -19,6 +19,7 @@ import random
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch.nn import functional as F
 
@@ -145,6 +146,24 @@ def exact_match(model, tokenizer, examples, batch_size=64) -> float:
     return correct / max(1, len(examples))
 
 
+@torch.no_grad()
+def init_word_embeddings(model: Planner, tokenizer) -> int:
+    """Start every word token's embedding from all-MiniLM-L6-v2's vector of the word (training/minilm.py),
+    projected onto the model width by PCA over the vocabulary's words and scaled to the default init (std 0.02):
+    words that mean alike start alike. Returns how many rows were set."""
+    from wafer_reasoner.training.minilm import MiniLM
+
+    words = [token for token in tokenizer.tokens if token.isalpha() and token.islower() and len(token) > 1]
+    vectors = MiniLM.from_wheel().encode(words)  # [W, 384]
+    centred = vectors - vectors.mean(axis=0)
+    _, _, components = np.linalg.svd(centred, full_matrices=False)  # components: [min(W, 384), 384]
+    projected = centred @ components[:model.config.hidden_size].T  # [W, C]
+    projected *= 0.02 / projected.std()
+    rows = torch.tensor([tokenizer.id(word) for word in words])
+    model.tok.weight[rows] = torch.from_numpy(projected.astype(np.float32))
+    return len(words)
+
+
 def learning_rate(step: int, total: int, peak: float, warmup: int = 200) -> float:
     """Linear warm-up, then cosine decay to a tenth of the peak."""
     if step < warmup:
@@ -163,6 +182,9 @@ def train(args) -> dict:
         num_heads=args.heads, ffn_size=4 * args.hidden,
     )
     model = Planner(config)
+    if args.init_embeddings == "minilm":
+        initialised = init_word_embeddings(model, tokenizer)
+        print(f"{initialised} word embeddings initialised from all-MiniLM-L6-v2", flush=True)
     if args.resume:
         saved = torch.load(args.resume, map_location="cpu")
         if saved["config"] != config.to_dict():
@@ -231,6 +253,8 @@ def main(argv=None) -> int:
     parser.add_argument("--no-export", action="store_true", help="train and report only")
     parser.add_argument("--resume", default=None, help="start from this checkpoint (OUT/planner.pt), not scratch")
     parser.add_argument("--warmup", type=int, help="learning-rate warm-up steps")
+    parser.add_argument("--init-embeddings", choices=("random", "minilm"), default="random",
+                        help="word embeddings from scratch, or from all-MiniLM-L6-v2 (the item-4 experiment)")
     args = parser.parse_args(argv)
     for name, value in RECIPE.items():
         if getattr(args, name, None) is None:
