@@ -56,7 +56,7 @@ from wafer_reasoner.ros.node_main import run_node
 from wafer_reasoner.ros.params import Param, declare_parameters, parameter_values
 from wafer_reasoner.ros.qos import COMMAND_QOS, SENSOR_QOS
 from wafer_reasoner.runtime.core import WARN, EventRecord, Log, PlanRecord, ReasonerCore
-from wafer_reasoner.runtime.emulation import emulator_for
+from wafer_reasoner.runtime.emulation import emulator_for, reasoning_for
 from wafer_reasoner.runtime.resources import ResourceError, config_file
 from wafer_reasoner.sim.scenario import ScenarioError, load_places_file
 
@@ -122,13 +122,19 @@ PARAMETERS = {
     "emulator.target_model": Param(
         "planner",
         "Target model whose time is emulated for every planning query: a name in config/target_models.yaml or "
-        "'planner' (the loaded model). Other emulator settings (placement, speculative, hardware_files) come "
-        "from config/emulator.yaml. `wafer-reasoner emulate --list` shows the names.",
+        "'planner' (the loaded model). Other emulator settings (placement, speculative, reasoning budgets, "
+        "hardware_files) come from config/emulator.yaml. `wafer-reasoner emulate --list` shows the names.",
     ),
     "emulator.hardware": Param(
         "WSE-3",
         "Hardware profile the target is emulated on: a name in config/hardware.yaml (WSE-2, WSE-3, A100, H100, "
         "H200, B200, host) or in config/emulator.yaml's hardware_files.",
+    ),
+    "emulator.stack": Param(
+        "",
+        "Serving stack the target runs under on that hardware: a name in config/stacks.yaml that lists the "
+        "hardware (e.g. cerebras-2025-h2, waferllm-2025-02, tensorrt-llm-2025-05). Empty: the hardware's default "
+        "stack (config/stacks.yaml defaults).",
     ),
     "emulator.pacing": Param(
         OFF,
@@ -193,20 +199,21 @@ class ReasonerNode(Node):
         model, deadline_ms = self._load_model()
         try:
             emulator = emulator_for(self._param("emulator.target_model"), self._param("emulator.hardware"),
-                                    planner_dir=model.model_dir)
+                                    self._param("emulator.stack"), planner_dir=model.model_dir)
+            reasoning = reasoning_for()
         except (EmulatorDataError, ResourceError) as error:
             raise ConfigurationError(
                 f"bad 'emulator.*' parameters: {error}. `wafer-reasoner emulate --list` shows the known names."
             ) from None
         self._model = model
         self._core = ReasonerCore(model, emulator, limits, executor, places=self._places, pacing=pacing,
-                                  deadline_ms=deadline_ms, clock=self._now,
+                                  deadline_ms=deadline_ms, clock=self._now, reasoning=reasoning,
                                   gripper_replies=self._param("manipulator_replies_to_gripper"))
         self._release_timer = None
         self.get_logger().info(
             f"planner model from {model.model_dir}, {len(self._places)} named places from {map_file}; "
             f"caps {limits.max_linear_speed_mps:g} m/s, {limits.max_angular_speed_radps:g} rad/s; "
-            f"emulating {emulator.target.name} on {emulator.hardware.name}, pacing {pacing}"
+            f"emulating {emulator.target.name} on {emulator.hardware.name} ({emulator.stack.name}), pacing {pacing}"
         )
 
     def _load_model(self):
@@ -301,6 +308,7 @@ class ReasonerNode(Node):
                 "last_planning_latency_ms": core.last_latency_ms,
                 "emulated_target_model": core.emulator.target.name,
                 "emulated_hardware": core.emulator.hardware.name,
+                "emulated_stack": core.emulator.stack.name,
                 "last_emulated_planning_latency_ms": core.last_emulated_ms,
                 "pacing": core.pacing,
                 "last_pacing_behind_ms": core.last_behind_ms,

@@ -18,9 +18,11 @@ PlanRecord, numbered from 1. Time is always passed in (the node clock), so simul
   before any perception or odometry.
 - Any other utterance before the first scene is refused ("I can't see anything yet.") without the model; until
   the first odometry the pose is unknown and the verifier refuses every plan that moves.
-- Every plan is charged the emulated time of the (target, hardware) pair. With ``pacing=EMULATED`` an answer is
-  held until query time + that time (in the order asked), or released at once, ``behind_ms`` late, when the host
-  was slower; ``clock`` reads the caller's clock after planning (None: planning takes no time, as in lockstep).
+- Every plan is charged the emulated time of the (target, hardware, stack) triple, with the target's hidden
+  reasoning budget (``reasoning``: tokens it thinks before the plan, by target and query class) when the model is
+  asked. With ``pacing=EMULATED`` an answer is held until query time + that time (in the order asked), or released
+  at once, ``behind_ms`` late, when the host was slower; ``clock`` reads the caller's clock after planning (None:
+  planning takes no time, as in lockstep). The best-of-N deadline counts the reasoning too.
 - A new ``ok`` plan preempts the running one (started with the robot's pose at release); clarify and rejected
   answers only speak.
 """
@@ -33,10 +35,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from wafer_reasoner.emulator.pacing import EMULATED, OFF, check_mode, pace
+from wafer_reasoner.emulator.reasoning import NO_REASONING
 from wafer_reasoner.planner.commands import CancelGoals, PlanEvent, PlanEventKind, Say, VelocityCommand
 from wafer_reasoner.planner.scene import RobotPose, Scene
 from wafer_reasoner.runtime.best_of_n import EmulatedBestOfN
-from wafer_reasoner.runtime.emulation import emulated_details
+from wafer_reasoner.runtime.emulation import emulated_details, query_class
 from wafer_reasoner.runtime.gate import ARM, GRIPPER_CLOSE, GRIPPER_OPEN, UNEXPECTED, MotionGate, Reply
 from wafer_reasoner.runtime.query import PlanResult, PlanStatus, answer, utterance_problem, verifier_accepts
 from wafer_reasoner.understanding.stop import is_stop_command
@@ -112,8 +115,9 @@ class ReasonerCore:
     """Plans each utterance with the query, runs the plan with the executor, keeps arm and base apart."""
 
     def __init__(self, model, emulator, limits, executor, *, places=(), pacing: str = OFF, deadline_ms: float = 0.0,
-                 gripper_replies: bool = True, clock=None):
+                 gripper_replies: bool = True, clock=None, reasoning=NO_REASONING):
         self.model, self.emulator, self.limits, self.executor = model, emulator, limits, executor
+        self.reasoning = reasoning  # ReasoningSettings: hidden tokens charged before each plan the model writes
         self.places = tuple(places)
         self.pacing = check_mode(pacing)
         self.deadline_ms = float(deadline_ms)  # best-of-N deadline, emulated time
@@ -191,10 +195,12 @@ class ReasonerCore:
     # ---- planning ------------------------------------------------------------------------------------------
 
     def _plan(self, text, scene: Scene, stop: bool, now_s: float) -> PlanResult:
-        """The checked answer, charged its emulated time."""
+        """The checked answer, charged its emulated time (with the reasoning budget when the model is asked)."""
+        budget = 0 if stop else self.reasoning.tokens_for(self.emulator.target.name, str(text), query_class(text))
         model = EmulatedBestOfN(self.model, self.emulator, deadline_ms=self.deadline_ms,
                                 accept=verifier_accepts(scene, self.limits, now_s=now_s,
-                                                        utterance=text if isinstance(text, str) else None))
+                                                        utterance=text if isinstance(text, str) else None),
+                                reasoning_tokens=budget)
         if self.scene is None and not stop and not utterance_problem(text):
             result = no_scene_result(text)
         else:
