@@ -58,14 +58,15 @@ def said_runs(heard) -> list:
 
 
 def can_name(words: list, after_determiner: bool = False) -> bool:
-    """Whether words may be a thing's name: no function word, superlative or digit; several never opening with
-    a colour ("white paint can" names a paint can) nor closing with a command verb; one word never a verb,
+    """Whether words may be a thing's name: no function word or superlative, no number first; several never
+    opening with a colour ("white paint can" names a paint can) nor going on with a word no name goes on with
+    ("renfop back", "box goes"); one word never a verb,
     adjective or other non-name (``lexicon.NEVER_A_LABEL``); several never starting with a verb or ending with a
     verb or a manner word ("trash can", "waiting room" and "main hall" may). After a determiner or a describing
     word a word is a noun whatever else it can be ("the water", "my microwave", "the white paint can")."""
-    if any(word in HARD_FUNCTION or word in SUPERLATIVES or word.isdigit() for word in words):
-        return False
-    if (len(words) > 1 and words[0] in COLOR_WORDS) or (len(words) > 1 and words[-1] in COMMAND_VERBS):
+    if any(word in HARD_FUNCTION or word in SUPERLATIVES for word in words) or words[0].isdigit():
+        return False  # a number may end a name ("loading bay 4"), never start one
+    if len(words) > 1 and (words[0] in COLOR_WORDS or any(w in _NEVER_IN_A_NAME for w in words[1:])):
         return False
     if after_determiner:
         return True
@@ -79,6 +80,9 @@ def can_name(words: list, after_determiner: bool = False) -> bool:
 # loosely, a verb, a preposition (also as heard: "two", "too"), the recipient or a hedge ("bring cup", "put it on
 # table", "give me cup", "well, cup, ...")
 _DESCRIBING = DETERMINERS | INDEFINITES | ADJECTIVES | COLOR_WORDS | SUPERLATIVES
+# words that never go on a name ("the renfop back to me", "the box goes on ..."); "can" may ("trash can")
+_NEVER_IN_A_NAME = (NEVER_A_LABEL | COMMAND_VERBS |
+                    {"back", "two", "too", "four", "here", "hear", "there", "away", "goes"}) - {"can"}
 _NOT_NAMED = HARD_FUNCTION | PREPOSITIONS | POLITENESS | MANNER_WORDS | COMMAND_VERBS  # words no name goes on with
 _LOOSELY_BEFORE = COMMAND_VERBS | PREPOSITIONS | POLITENESS | {"me", "us", "it", "two", "too", "four"}
 
@@ -98,14 +102,22 @@ def _in_name_position(words: list, start: int, end: int, after_tag: bool) -> boo
 
 
 def _phrases(words: list, after_tag: bool) -> set:
-    """Phrases of ``words`` that can name a thing and stand where a name stands."""
-    return {
-        "_".join(words[start:start + n])
-        for n in range(1, MAX_LABEL_WORDS + 1)
-        for start in range(len(words) - n + 1)
-        if _in_name_position(words, start, start + n, after_tag)
-        and can_name(words[start:start + n], start > 0 and words[start - 1] in _DESCRIBING)
-    }
+    """Phrases of ``words`` that can name a thing and stand where a name stands: at each start the longest one
+    ("the zorbix lab" names a zorbix lab, not a zorbix)."""
+    phrases = set()
+    for start in range(len(words)):
+        for n in range(min(MAX_LABEL_WORDS, len(words) - start), 0, -1):
+            if _in_name_position(words, start, start + n, after_tag) and \
+                    can_name(words[start:start + n], start > 0 and words[start - 1] in _DESCRIBING):
+                phrases.add("_".join(words[start:start + n]))
+                break
+    return phrases
+
+
+def _parts_of(name: str) -> set:
+    """Every run of words inside a name ("lab_cart": lab, cart, lab_cart)."""
+    words = name.split("_")
+    return {"_".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1)}
 
 
 def refusal_labels(scene, heard, grounding) -> RefusalLabels:
@@ -116,6 +128,8 @@ def refusal_labels(scene, heard, grounding) -> RefusalLabels:
     anchors = grounding.anchors()  # "the cup near the table": any table will do, so the table is never asked about
     ambiguous = {reference.label for reference, meant in labelled if meant == "ambiguous"} - anchors
     missing = {reference.label for reference, meant in labelled if meant == "missing"}
+    found = {reference.label for reference, meant in labelled if not isinstance(meant, str)}
+    said -= set().union(set(), *(_parts_of(label) for label in found))  # "the lab cart" is seen: never "lab"
     said -= {obj.label for obj in scene.objects} - missing
     colours = {reference.color for reference, _ in labelled if reference.color}
     said = {phrase for phrase in said if not colours.intersection(phrase.split("_"))}
