@@ -193,6 +193,13 @@ def learning_rate(step: int, total: int, peak: float, warmup: int = 200) -> floa
     return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
+def save_checkpoint(model: Planner, tokenizer, out: Path) -> None:
+    """``OUT/planner.pt`` and the ``tokenizer.json`` that ``--resume`` reads beside it."""
+    checkpoint = {"config": model.config.to_dict(), "state": model.state_dict(), "kind": tokenizer.kind}
+    torch.save(checkpoint, out / "planner.pt")  # for --resume; not shipped (package data is *.onnx, *.json)
+    tokenizer.save(out / "tokenizer.json")
+
+
 def train(args) -> dict:
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
@@ -243,6 +250,7 @@ def train(args) -> dict:
             }
             log["curve"].append(point)
             print(json.dumps(point), flush=True)
+            save_checkpoint(model, tokenizer, Path(args.out))  # a run stopped later resumes from here
     log["steps"] = step
     log["train_minutes"] = round((time.monotonic() - started) / 60, 2)
     log["final_train_exact"] = exact_match(model, tokenizer, train_eval)
@@ -281,9 +289,7 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)  # before training, so a bad path fails fast
     result = train(args)
-    checkpoint = {"config": result["model"].config.to_dict(), "state": result["model"].state_dict(),
-                  "kind": result["tokenizer"].kind}
-    torch.save(checkpoint, out / "planner.pt")  # for --resume; not shipped (package data is *.onnx, *.json)
+    save_checkpoint(result["model"], result["tokenizer"], out)
     (out / "training_log.json").write_text(json.dumps(result["log"], indent=1))
     if not args.no_export:
         from wafer_reasoner.training.export import export_model
