@@ -1,4 +1,4 @@
-"""Measure this host for the timing emulator and write a hardware profile (kind: cpu) as YAML.
+"""Measure this host for the timing emulator and write a hardware profile (kind: cpu) and its stack as YAML.
 
     python bench/bench_host_profile.py [--out host_profile.yaml] [--name host] [--copy-mb 64] [--matmul-n 512]
 
@@ -6,8 +6,10 @@ Measures, best of --repeats runs each:
 - memory bandwidth: a numpy copy of --copy-mb MB, counted as bytes read + bytes written;
 - matmul FLOP/s: a float32 n x n @ n x n product with numpy's BLAS (2 n^3 FLOPs);
 - per-operator overhead: a numpy add of one-element arrays (what a tiny kernel/operator costs to issue).
-The file has config/hardware.yaml's shape (``profiles: {NAME: {...}}`` with a source for every figure); list it
-under ``hardware_files`` in config/emulator.yaml, or load it with ``load_hardware(extra_paths=[FILE])``.
+The file has config/hardware.yaml's shape (``profiles: {NAME: {...}}`` with a source for every figure) plus the
+stack the host runs (``stacks: {NAME: {...}}``, the measured per-operator overhead, as config/stacks.yaml's) and
+``defaults: {NAME: NAME}``; list it under ``hardware_files`` in config/emulator.yaml, or load it with
+``load_hardware(extra_paths=[FILE])`` and ``load_stacks(..., extra_paths=[FILE])``.
 Without --out the YAML goes to stdout.
 """
 
@@ -81,10 +83,6 @@ def host_profile(measured: dict, *, name: str = "host", machine: str = "", date:
         "node_link_bytes_per_s": 1.25e9,
         "node_link_latency_s": 50.0e-6,
         "memory_usable_fraction": 0.5,
-        "kernel_overhead_s": float(measured["kernel_overhead_s"]),
-        "compute_efficiency": 1.0,
-        "memory_efficiency": 1.0,
-        "allreduce_step_latency_s": 0.0,
         "source": f"measured by {where}",
         "sources": {
             "memory_bytes": f"physical RAM (sysconf), {where}",
@@ -95,13 +93,24 @@ def host_profile(measured: dict, *, name: str = "host", machine: str = "", date:
             "node_link_bytes_per_s": "assumption: 10 GbE between hosts",
             "node_link_latency_s": "assumption: TCP round trip on a LAN, ~50 us",
             "memory_usable_fraction": "assumption: half the RAM is free for a model",
-            "kernel_overhead_s": f"numpy add of one-element arrays, per call; {where}",
-            "compute_efficiency": "1: peak_flops_per_s is already the measured rate",
-            "memory_efficiency": "1: memory_bytes_per_s is already the measured rate",
-            "allreduce_step_latency_s": "none: one device",
         },
     }
-    return {"profiles": {name: profile}}
+    stack = {
+        "kind": "cpu", "hardware": [name], "date": str(date or datetime.date.today())[:7],
+        "source": f"the host itself: numpy-speed operators, measured by {where}",
+        "memory_efficiency": 1.0, "kernel_overhead_s": float(measured["kernel_overhead_s"]),
+        "allreduce_step_latency_s": 0.0, "compute_efficiency": 1.0, "serving_overhead_s": 0.0,
+        "acceptance_rate": 0.0,
+        "sources": {
+            "memory_efficiency": "1: memory_bytes_per_s is already the measured rate",
+            "kernel_overhead_s": f"numpy add of one-element arrays, per call; {where}",
+            "allreduce_step_latency_s": "none: one device",
+            "compute_efficiency": "1: peak_flops_per_s is already the measured rate",
+            "serving_overhead_s": "none: the host plans in process",
+            "acceptance_rate": "no speculative decoding",
+        },
+    }
+    return {"profiles": {name: profile}, "stacks": {name: stack}, "defaults": {name: name}}
 
 
 def measure(copy_mb: float, matmul_n: int, repeats: int) -> dict:

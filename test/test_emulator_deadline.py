@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from wafer_reasoner.emulator import Emulator, load_targets
+from wafer_reasoner.emulator import Emulator, load_stacks, load_targets, stack_for
 from wafer_reasoner.emulator.deadline import batch_time, best_row, candidates_within, choose_within_deadline
 from wafer_reasoner.engine.fast_engine import EngineConfig
 from wafer_reasoner.engine.planner_model import PlannerModel
@@ -23,8 +23,12 @@ def llama70b():
     return load_targets(SOURCE_CONFIG / "target_models.yaml")["Llama-3.1-70B"]
 
 
+STACKS = load_stacks(SOURCE_CONFIG / "stacks.yaml")
+
+
 def emulator(target, profiles, name):
-    return Emulator(target, profiles[name])
+    """The target on that hardware under its default stack, without the API's serving overhead."""
+    return Emulator(target, profiles[name], stack_for(*STACKS, profiles[name]), serving=False)
 
 
 # ---- the batch cost ------------------------------------------------------------------------------------------

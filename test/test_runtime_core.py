@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from wafer_reasoner.emulator import Emulator
 from wafer_reasoner.emulator.pacing import EMULATED
+from wafer_reasoner.emulator.reasoning import ReasoningBudget, ReasoningSettings
 from wafer_reasoner.planner.commands import (
     ArmTarget,
     CancelGoals,
@@ -32,7 +32,7 @@ from wafer_reasoner.runtime.core import (
     PlanRecord,
     ReasonerCore,
 )
-from wafer_reasoner.runtime.emulation import hardware_profiles, target_models
+from wafer_reasoner.runtime.emulation import emulator_for
 from wafer_reasoner.runtime.outbox import BUSY_REASON
 
 LIMITS = SafetyLimits()
@@ -65,7 +65,7 @@ class ScriptedModel:
 
 @pytest.fixture(scope="module")
 def emulator():
-    return Emulator(target_models()["Llama-3.1-70B"], hardware_profiles()["A100"])
+    return emulator_for("Llama-3.1-70B", "A100")  # the A100's default serving stack
 
 
 def scene(stamp_s=0.0) -> Scene:
@@ -276,3 +276,26 @@ def test_a_planner_that_raises_still_answers_and_the_core_goes_on(emulator):
     ready(core)
     [record] = of(PlanRecord, core.on_utterance("go to the kitchen", 1.0))
     assert record.result.status.value == "rejected" and "MemoryError" in record.result.reasons[0]
+
+
+def test_the_reasoning_budget_is_charged_before_the_plan_and_paces_it(emulator):
+    budgets = ReasoningSettings(default=ReasoningBudget(tokens=500),
+                                classes=(("compound", ReasoningBudget(tokens=2000)),))
+    core = core_with({"go to the kitchen": "navigate(place:kitchen)",
+                      "go to the kitchen then turn": "navigate(place:kitchen); rotate(90)"}, emulator,
+                     pacing=EMULATED, reasoning=budgets)
+    core.on_scene(scene(), 0.0)
+    core.on_odom(RobotPose(0.0, 0.0, 0.0), (0.0, 0.0), 0.0)
+    core.on_utterance("go to the kitchen", 0.0)
+    held = core.held[-1]
+    details = held.result.emulated
+    assert details["reasoning_tokens"] == 500
+    plain = emulator.plan_time(details["prompt_tokens"], details["generated_tokens"])
+    thought = emulator.plan_time(details["prompt_tokens"], details["generated_tokens"], reasoning_tokens=500)
+    assert held.result.timings_ms["emulated_ms"] == pytest.approx(thought.emulated_ms)
+    assert thought.emulated_ms > plain.emulated_ms and held.release_s == pytest.approx(thought.total_s)
+    core.on_utterance("go to the kitchen then turn", 1.0)
+    assert core.held[-1].result.emulated["reasoning_tokens"] == 2000  # two clauses: the compound budget
+    out = core.on_utterance("stop", 2.0)
+    stop = next(item for item in out if isinstance(item, PlanRecord) and item.result.plan == "stop()")
+    assert stop.result.emulated["reasoning_tokens"] == 0  # a stop never waits for thinking

@@ -1,13 +1,15 @@
 """``wafer-reasoner emulate``: emulated query time, placement, and validation against published figures.
 
-    wafer-reasoner emulate [--target NAME] [--hardware NAME] [--prompt-tokens N] [--generated-tokens N] [--json]
+    wafer-reasoner emulate [--target NAME] [--hardware NAME] [--stack NAME] [--prompt-tokens N]
+                           [--generated-tokens N] [--reasoning-tokens N] [--json]
     wafer-reasoner emulate --placement [--target NAME] [--hardware NAME]
-    wafer-reasoner emulate --validate       # predicted vs published for every row; exit 1 if the bound fails
-    wafer-reasoner emulate --calibrate      # the fitted constants as config/hardware.yaml's 'calibrated' block
-    wafer-reasoner emulate --list           # hardware profiles and target models
+    wafer-reasoner emulate --validate       # calibration rows, leave-one-stack-out validation; exit 1 on FAIL
+    wafer-reasoner emulate --calibrate      # the fitted constants: hardware.yaml's 'calibrated', stacks.yaml's
+    wafer-reasoner emulate --list           # hardware profiles, serving stacks and target models
 
-The pair and its options come from config/emulator.yaml (or --config); flags override them. Speculative
-decoding only with a draft: --draft NAME --acceptance-rate A [--draft-tokens K], or speculative.enabled there.
+The triple and its options come from config/emulator.yaml (or --config); flags override them. The stack decodes
+speculatively where its data says so (--no-speculation turns that off); another draft only when asked:
+--draft NAME --acceptance-rate A [--draft-tokens K], or speculative.enabled there.
 """
 
 from __future__ import annotations
@@ -18,14 +20,19 @@ import sys
 
 import yaml
 
-from wafer_reasoner.emulator import calibration
+from wafer_reasoner.emulator import calibration, report
 from wafer_reasoner.emulator.datafiles import EmulatorDataError
-from wafer_reasoner.emulator.emulator import Emulator, select
 from wafer_reasoner.emulator.placement import placement_report
-from wafer_reasoner.runtime.emulation import emulator_settings, hardware_profiles, target_models
+from wafer_reasoner.emulator.settings import emulator_from_settings
+from wafer_reasoner.runtime.emulation import (
+    emulator_settings,
+    extra_files,
+    hardware_profiles,
+    published_figures,
+    serving_stacks,
+    target_models,
+)
 from wafer_reasoner.runtime.resources import ResourceError
-
-MEDIAN_ERROR_BOUND = 0.25  # the bound --validate checks: median |error| over the validation rows
 
 
 def _grid(text: str):
@@ -51,15 +58,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model-dir", help="folder with the planner's genai_config.json (default: shipped)")
     parser.add_argument("--target", help="target model name (overrides the config)")
     parser.add_argument("--hardware", help="hardware profile name (overrides the config)")
+    parser.add_argument("--stack", help="serving stack name (default: the hardware's default stack)")
     parser.add_argument("--bytes-per-param", type=float, help="serve the target at this precision (1 = FP8)")
     parser.add_argument("--grid", type=_grid, help="wafer grid per system: full, smallest or ROWSxCOLS")
     parser.add_argument("--tensor-parallel", type=int, help="GPU tensor-parallel degree")
     parser.add_argument("--context-tokens", type=int, help="KV cache reserved per request")
+    parser.add_argument("--no-speculation", action="store_true", help="never decode speculatively")
+    parser.add_argument("--serving-overhead", action=argparse.BooleanOptionalAction, default=None,
+                        help="charge the stack's serving overhead (API, network, queueing) before the first token "
+                             "(default: the config's serving_overhead)")
     parser.add_argument("--draft", help="speculative decoding with this draft model")
     parser.add_argument("--draft-tokens", type=int, default=4, help="tokens drafted per step (default 4)")
     parser.add_argument("--acceptance-rate", type=float, help="with --draft: acceptance rate per drafted token")
     parser.add_argument("--prompt-tokens", type=int, default=128, help="prompt length (default 128)")
     parser.add_argument("--generated-tokens", type=int, default=32, help="tokens generated (default 32)")
+    parser.add_argument("--reasoning-tokens", type=int, default=0, help="hidden tokens thought first (default 0)")
     parser.add_argument("--json", action="store_true", help="print the timing as JSON")
     return parser
 
@@ -69,7 +82,13 @@ def _settings(args) -> dict:
     if args.target:
         settings["target_model"] = args.target
     if args.hardware:
+        if args.hardware != settings.get("hardware"):
+            settings["stack"] = None  # another hardware than the file's: its own default stack
         settings["hardware"] = args.hardware
+    if args.stack:
+        settings["stack"] = args.stack
+    if args.serving_overhead is not None:
+        settings["serving_overhead"] = args.serving_overhead
     if args.bytes_per_param is not None:
         settings["bytes_per_param"] = args.bytes_per_param
     placement = dict(settings.get("placement") or {})
@@ -79,51 +98,75 @@ def _settings(args) -> dict:
     settings["placement"] = placement
     if args.draft:
         if args.acceptance_rate is None:
-            raise EmulatorDataError("--draft needs --acceptance-rate (speculative decoding is never implicit)")
+            raise EmulatorDataError("--draft needs --acceptance-rate (another draft is never implicit)")
         settings["speculative"] = {"enabled": True, "draft_model": args.draft, "draft_tokens": args.draft_tokens,
                                    "acceptance_rate": args.acceptance_rate}
+    elif args.no_speculation:
+        settings["speculative"] = {"stack": False}
     return settings
 
 
 def _timing_text(timing) -> str:
     lines = [
-        f"{timing.target} on {timing.hardware} x{timing.devices}"
+        f"{timing.target} on {timing.hardware} x{timing.devices} under {timing.stack}"
         + (f" (speculative, {timing.tokens_per_step:.2f} tokens/step)" if timing.speculative else ""),
-        f"  prompt {timing.prompt_tokens} tokens, generated {timing.generated_tokens} tokens",
-        f"  prefill {timing.prefill_s * 1e3:.3f} ms, decode {timing.decode_s * 1e3:.3f} ms, "
-        f"total {timing.emulated_ms:.3f} ms",
+        f"  prompt {timing.prompt_tokens} tokens, reasoning {timing.reasoning_tokens} tokens, plan "
+        f"{timing.generated_tokens} tokens",
+        f"  serving {timing.serving_s * 1e3:.3f} ms, prefill {timing.prefill_s * 1e3:.3f} ms, decode "
+        f"{timing.decode_s * 1e3:.3f} ms, total {timing.emulated_ms:.3f} ms "
+        f"(first token {timing.first_token_s * 1e3:.3f} ms)",
         f"  per token {timing.per_token_s * 1e6:.1f} us ({timing.tokens_per_s:,.0f} tokens/s), bound: {timing.bound}",
     ]
     return "\n".join(lines)
 
 
-def _validate(profiles: dict, targets: dict) -> int:
-    fitted, predictions = calibration.validate(profiles, targets)
-    print("Calibrated constants\n")
-    print(calibration.format_calibration(fitted))
-    print("\nValidation\n")
-    print(calibration.format_table(predictions))
+def _validate(profiles: dict, stacks: dict, targets: dict) -> int:
+    figures = published_figures()
+    result = calibration.validate(figures, profiles, stacks, targets)
+    print("Physics constants (hardware)\n")
+    print(report.format_physics(result, figures))
+    print("\nCalibration rows (they fit the physics constants; never validated)\n")
+    print(report.format_calibration_rows(result))
+    print("\nServing stacks: software constants\n")
+    print(report.format_stacks(result, stacks, figures))
+    print("\nValidation, leave one stack out (each stack's rows predicted with constants fitted without them)\n")
+    print(report.format_validation(result))
     print("\nPlacement checks")
     placements_ok = True
     for fact, expected, placed in calibration.check_placements(profiles, targets):
         placements_ok &= expected == placed
         print(f"  {fact}: placed on {placed} system(s) ({'ok' if expected == placed else 'MISMATCH'})")
-    stale = calibration.stored_constants_match(profiles, fitted)
+    stale = calibration.stale_constants(profiles, stacks, result.calibration)
     for line in stale:
-        print(f"  stale in config/hardware.yaml: {line} (run --calibrate)")
-    median = calibration.median_abs_error(predictions)
-    ok = median <= MEDIAN_ERROR_BOUND and placements_ok and not stale
-    print(f"\n{'PASS' if ok else 'FAIL'}: median |error| {median:.1%} (bound {MEDIAN_ERROR_BOUND:.0%})")
+        print(f"  stale: {line} (run --calibrate and copy the values)")
+    ok, problems = report.verdict(result)
+    ok = ok and placements_ok and not stale
+    print(f"\n{'PASS' if ok else 'FAIL'}: {report.summary(result)}; bound {report.LOSO_MEDIAN_BOUND:.0%}"
+          + "".join(f"\n  {problem}" for problem in problems))
     return 0 if ok else 1
 
 
-def _calibrate(profiles: dict, targets: dict) -> int:
-    fitted = calibration.fit(profiles, targets)
-    block = {"calibrated": {"wafer": {k: float(f"{v:.4g}") for k, v in fitted.wafer},
-                            "gpu": {k: float(f"{v:.4g}") for k, v in fitted.gpu}}}
+def _calibrate(profiles: dict, stacks: dict, targets: dict) -> int:
+    fitted = calibration.fit(published_figures(), profiles, stacks, targets)
+    block = {"calibrated": {"wafer": {name: float(f"{value:.4g}") for name, value in fitted.physics}}}
+    print("# config/hardware.yaml")
     print(yaml.safe_dump(block, sort_keys=False).rstrip())
-    print(f"# speculative acceptance rate fitted on the H200 row (used by validation only): "
-          f"{fitted.acceptance_rate:.3f}")
+    print("# config/stacks.yaml: the fitted and pooled constants of each stack")
+    constants = {name: {constant: float(f"{getattr(stack, constant):.4g}")
+                        for constant in (*stack.fitted, *stack.pooled)}
+                 for name, stack in sorted(fitted.stacks.items()) if stack.fitted or stack.pooled}
+    print(yaml.safe_dump({"stacks": constants}, sort_keys=False).rstrip())
+    return 0
+
+
+def _list(profiles: dict, stacks: tuple, targets: dict) -> int:
+    named, defaults = stacks
+    for name, profile in sorted(profiles.items()):
+        print(f"hardware {name:10s} {profile.kind:6s} default stack {defaults.get(name, '-'):24s} {profile.source}")
+    for name, stack in sorted(named.items()):
+        print(f"stack    {name:24s} {stack.date}  on {', '.join(stack.hardware):18s} {stack.source}")
+    for name, target in sorted(targets.items()):
+        print(f"target   {name:30s} {target.total_params / 1e9:9.3f} B params  {target.source}")
     return 0
 
 
@@ -131,28 +174,23 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = _settings(args)
-        extra = [*(settings.get("hardware_files") or []), *args.hardware_file]
-        profiles = hardware_profiles(extra)
+        extra = [*extra_files(settings), *args.hardware_file]
+        profiles, stacks = hardware_profiles(extra), serving_stacks(extra)
         targets = target_models(args.model_dir)
         if args.list:
-            for name, profile in sorted(profiles.items()):
-                print(f"hardware {name:10s} {profile.kind:6s} {profile.source}")
-            for name, target in sorted(targets.items()):
-                print(f"target   {name:16s} {target.total_params / 1e9:9.3f} B params  {target.source}")
-            return 0
+            return _list(profiles, stacks, targets)
         if args.validate:
-            return _validate(profiles, targets)
+            return _validate(profiles, stacks[0], targets)
         if args.calibrate:
-            return _calibrate(profiles, targets)
-        settings.pop("hardware_files", None)
-        target, hardware, speculative, options = select(settings, profiles, targets)
-        emulator = Emulator(target, hardware, speculative=speculative, options=options)
+            return _calibrate(profiles, stacks[0], targets)
+        emulator = emulator_from_settings(settings, profiles, stacks, targets)
         if args.placement:
             print(placement_report(emulator.placement))
             if emulator.draft_placement is not None:
                 print(placement_report(emulator.draft_placement))
             return 0
-        timing = emulator.plan_time(args.prompt_tokens, args.generated_tokens)
+        timing = emulator.plan_time(args.prompt_tokens, args.generated_tokens,
+                                    reasoning_tokens=args.reasoning_tokens)
     except (EmulatorDataError, ResourceError, calibration.CalibrationError, ValueError) as error:
         print(f"wafer-reasoner emulate: {error}", file=sys.stderr)
         return 2

@@ -1,13 +1,15 @@
-"""Calibration and validation against published figures (figures.py).
+"""Calibration and leave-one-stack-out validation against published figures (figures.py, fitting.py).
 
-The timing model is linear in each kind's two free constants while one bound holds, so each pair is a
-closed-form weighted least-squares fit (relative error) over its calibration rows:
-
-* wafer: seconds = hops x fabric_hop_latency_s + stages x routing_stage_latency_s + rest;
-* gpu:   seconds = bytes / (tp x bandwidth) x (1 / memory_efficiency) + steps x allreduce_step_latency_s + rest;
-* the speculative acceptance rate: bisection on the predicted speedup of a row over its baseline row.
-
-Every other row is a validation point; the validation table shows predicted vs published with the error.
+1. Physics: the hardware constants no datasheet gives are fitted on named rows (``calibrates``): the wafer's
+   per-hop fabric latency on WaferLLM's LLaMA3-8B at 420x420 and 660x660 cores (the same software on the same
+   wafer with only the grid changed separates the per-hop term, which grows with the grid side, from the
+   software's per-stage term). These rows are listed apart and never validate.
+2. Software: each stack fits its ``fitted`` constants on its own rows; its ``pooled`` constants are the median
+   of the other stacks' fits (same kind of hardware; any kind for the serving overhead and the acceptance rate);
+   the rest are stated with a source. Fitting and pooling repeat until nothing moves (deterministic).
+3. Validation, leave one stack out: every row of a stack is predicted with the physics, the stack's published
+   facts (layout, precision, parallelism, speculation), and every software constant taken from the other stacks
+   (the medians of their fits, refitted without the held-out stack's rows).
 """
 
 from __future__ import annotations
@@ -15,231 +17,195 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, replace
 
-from wafer_reasoner.emulator.datafiles import EmulatorDataError
-from wafer_reasoner.emulator.emulator import Emulator, SpeculativeSettings
-from wafer_reasoner.emulator.figures import (
-    ACCEPTANCE,
-    DECODE,
-    DRAFT,
-    DRAFT_TOKENS,
-    FIGURES,
-    GPU_CONSTANTS,
-    ROW_CONTEXT_TOKENS,
-    WAFER_CONSTANTS,
-    PublishedFigure,
-    figure,
+from wafer_reasoner.emulator.figures import DECODE
+from wafer_reasoner.emulator.fitting import (
+    CalibrationError,
+    Prediction,
+    fit_stack,
+    observed_seconds,
+    predict,
+    predicted_seconds,
+    solve_weighted,
 )
 from wafer_reasoner.emulator.hardware import WaferProfile, pick
-from wafer_reasoner.emulator.placement import PlacementOptions, place
-from wafer_reasoner.emulator.targets import with_precision
+from wafer_reasoner.emulator.placement import place
+from wafer_reasoner.emulator.stacks import ANY_KIND
 
 # Published placement facts, checked by --validate and the tests: (target, hardware, systems, source).
 PLACEMENT_FACTS = (
     ("Llama-3.1-8B", "WSE-3", 1, "8B (16-bit) fits one CS-3 (Cerebras, Aug 2024)"),
     ("Llama-3.1-70B", "WSE-3", 4, "70B spans 4 CS-3 systems (Cerebras, Aug 2024)"),
 )
-
-
-class CalibrationError(RuntimeError):
-    """The calibration rows give no physical solution (or the bound the fit assumes does not hold)."""
+HOP = "fabric_hop_latency_s"
+HOP_STEP, STAGE_STEP = 1e-9, 1e-7
+MAX_ROUNDS = 60
 
 
 @dataclass(frozen=True)
 class Calibration:
-    wafer: tuple  # ((field, value), ...) for WAFER_CONSTANTS
-    gpu: tuple  # ((field, value), ...) for GPU_CONSTANTS
-    acceptance_rate: float  # of the DRAFT drafting for the speculative rows' target
-
-    def values(self) -> dict:
-        return {**dict(self.wafer), **dict(self.gpu), "acceptance_rate": self.acceptance_rate}
+    physics: tuple  # ((constant, value), ...) fitted on the calibration rows
+    stacks: dict  # {name: ServingStack} with their fitted and pooled constants
 
 
 @dataclass(frozen=True)
-class Prediction:
-    row: PublishedFigure
-    predicted: float
-    bound: str
-    devices: int
-
-    @property
-    def error(self) -> float:
-        """predicted / published - 1."""
-        return self.predicted / self.row.published - 1.0
-
-    @property
-    def off_by_2x(self) -> bool:
-        ratio = self.predicted / self.row.published
-        return ratio > 2.0 or ratio < 0.5
+class Report:
+    calibration: Calibration
+    calibration_rows: tuple  # Prediction of each physics calibration row (fitted stacks)
+    fitted: tuple  # Prediction of each validation row with its own stack's fitted constants
+    held_out: tuple  # Prediction of each validation row, its stack left out
 
 
-def row_emulator(row: PublishedFigure, profiles: dict, targets: dict, acceptance_rate: float = 0.0) -> Emulator:
-    hardware = pick(profiles, row.hardware)
-    target = with_precision(pick(targets, row.target, "target model"), row.bytes_per_param)
-    speculative = None
-    if row.speculative:
-        draft = with_precision(pick(targets, DRAFT, "target model"), row.bytes_per_param)
-        speculative = SpeculativeSettings(draft=draft, draft_tokens=DRAFT_TOKENS, acceptance_rate=acceptance_rate)
-    options = PlacementOptions(grid=row.grid or "full", systems=row.systems, tensor_parallel=row.tensor_parallel)
-    return Emulator(target, hardware, speculative=speculative, options=options)
+# -- physics ------------------------------------------------------------------------------------------------------
+def fit_physics(figures, profiles: dict, stacks: dict, targets: dict) -> tuple:
+    """((fabric_hop_latency_s, value),): the per-hop latency fitted jointly with the rows' stack's per-stage
+    latency on the rows that calibrate it (closed form)."""
+    rows = [row for row in figures if HOP in row.calibrates]
+    if len({row.stack for row in rows}) != 1 or len(rows) < 2:
+        raise CalibrationError("the hop latency needs at least two rows of one stack (grid sizes apart)")
+    stack = stacks[rows[0].stack]
+    terms = []
+    for row in rows:
+        wafer = pick(profiles, row.hardware)
+        base = predicted_seconds(row, profiles, stack, targets)
+        hop = predicted_seconds(row, _with_hop(profiles, row.hardware, wafer.fabric_hop_latency_s + HOP_STEP), stack,
+                                targets)
+        stage = predicted_seconds(row, profiles, replace(stack, routing_stage_latency_s=stack.routing_stage_latency_s
+                                                         + STAGE_STEP), targets)
+        a = (hop - base) / HOP_STEP
+        b = (stage - base) / STAGE_STEP
+        constant = base - a * wafer.fabric_hop_latency_s - b * stack.routing_stage_latency_s
+        terms.append(([a, b], constant, observed_seconds(row)))
+    hop_s, stage_s = solve_weighted(terms)
+    if hop_s <= 0 or stage_s < 0:
+        raise CalibrationError(f"non-physical fit: hop {hop_s!r} s, stage {stage_s!r} s")
+    return ((HOP, hop_s),)
 
 
-def predict(row: PublishedFigure, profiles: dict, targets: dict, acceptance_rate: float = 0.0) -> Prediction:
-    emulator = row_emulator(row, profiles, targets, acceptance_rate)
-    if row.metric == DECODE:
-        per_token_s, bound, _ = emulator.decode_step(ROW_CONTEXT_TOKENS)
-        value = 1.0 / per_token_s
-    else:
-        value = emulator.prefill(row.prompt_tokens)
-        bound = emulator.forward(row.prompt_tokens).bound
-    return Prediction(row=row, predicted=value, bound=bound, devices=emulator.placement.devices)
+def _with_hop(profiles: dict, name: str, hop_s: float) -> dict:
+    return {**profiles, name: replace(profiles[name], fabric_hop_latency_s=hop_s)}
 
 
-def _weighted_least_squares(points: list) -> tuple:
-    """Solve min sum(((a x + b y + c) - o) / o)^2 for (x, y); points are (a, b, c, o)."""
-    saa = sab = sbb = sar = sbr = 0.0
-    for a, b, c, observed in points:
-        weight = 1.0 / observed**2
-        residual = observed - c
-        saa += weight * a * a
-        sab += weight * a * b
-        sbb += weight * b * b
-        sar += weight * a * residual
-        sbr += weight * b * residual
-    determinant = saa * sbb - sab * sab
-    if abs(determinant) <= 1e-12 * max(saa * sbb, 1e-300):
-        raise CalibrationError("the calibration rows do not separate the two constants")
-    return (sar * sbb - sab * sbr) / determinant, (saa * sbr - sab * sar) / determinant
+def apply_physics(profiles: dict, physics: tuple) -> dict:
+    """Profiles with the fitted physics constants in place (wafers: the hop latency)."""
+    values = dict(physics)
+    return {name: replace(profile, fabric_hop_latency_s=values[HOP]) if isinstance(profile, WaferProfile)
+            else profile for name, profile in profiles.items()}
 
 
-def _linear_terms(row: PublishedFigure, profiles: dict, targets: dict) -> tuple:
-    """(a, b, c, observed seconds per token) with seconds = a x + b y + c in the kind's two constants."""
-    emulator = row_emulator(row, profiles, targets)
-    cost = emulator.forward(1, ROW_CONTEXT_TOKENS)
-    hardware = emulator.hardware
-    if isinstance(hardware, WaferProfile):
-        a, b = cost.hops, cost.routing_stages
-        x0, y0 = hardware.fabric_hop_latency_s, hardware.routing_stage_latency_s
-    else:
-        if cost.memory_s < cost.compute_s:
-            raise CalibrationError(f"row {row.key} is not memory-bound; memory_efficiency cannot be fitted on it")
-        a, b = cost.memory_s * hardware.memory_efficiency, cost.allreduce_steps  # a: seconds at efficiency 1
-        x0, y0 = 1.0 / hardware.memory_efficiency, hardware.allreduce_step_latency_s
-    return a, b, cost.seconds - a * x0 - b * y0, 1.0 / row.published
+# -- software -----------------------------------------------------------------------------------------------------
+def peers(stack, constant: str, stacks: dict) -> list:
+    """The other stacks whose fit of ``constant`` ``stack`` takes: those that fit it, of the same kind of hardware
+    (any kind for the serving overhead and the acceptance rate), narrowed to those sharing a hardware profile
+    with ``stack`` when there are any (a software constant is measured against that hardware's physics)."""
+    found = [other for other in stacks.values() if other.name != stack.name and constant in other.fitted
+             and (constant in ANY_KIND or other.kind == stack.kind)]
+    same_hardware = [other for other in found if set(other.hardware) & set(stack.hardware)]
+    return sorted(same_hardware or found, key=lambda other: other.name)
 
 
-def apply(profiles: dict, calibration: Calibration) -> dict:
-    """Profiles with the calibrated constants in place (the host keeps its measured values)."""
-    fitted = {"wafer": dict(calibration.wafer), "gpu": dict(calibration.gpu)}
-    return {name: replace(profile, **fitted[profile.kind]) if profile.kind in fitted else profile
-            for name, profile in profiles.items()}
+def pooled_value(stack, constant: str, stacks: dict) -> float:
+    """The median of the peers' fitted values (``peers``)."""
+    found = peers(stack, constant, stacks)
+    if not found:
+        raise CalibrationError(f"stack {stack.name}: no other stack fits {constant}")
+    return statistics.median(sorted(getattr(other, constant) for other in found))
 
 
-def _fit_acceptance(profiles: dict, targets: dict) -> float:
-    rows = [row for row in FIGURES if row.calibrates == ACCEPTANCE]
-    if len(rows) != 1:
-        raise CalibrationError("exactly one row calibrates the acceptance rate")
-    row = rows[0]
-    base = predict(figure(row.baseline), profiles, targets).predicted
-    wanted = row.published / figure(row.baseline).published
-
-    def speedup(rate: float) -> float:
-        return predict(row, profiles, targets, rate).predicted / base
-
-    low, high = 0.0, 1.0
-    if not speedup(low) <= wanted <= speedup(high):
-        raise CalibrationError(f"no acceptance rate gives the published speedup {wanted:.2f} on {row.key}")
-    for _ in range(60):  # speedup grows with the acceptance rate
-        middle = (low + high) / 2.0
-        low, high = (middle, high) if speedup(middle) < wanted else (low, middle)
-    return (low + high) / 2.0
+def with_pooled(stack, stacks: dict, constants) -> object:
+    """``stack`` with ``constants`` taken from the other stacks in ``stacks`` (pooled_value)."""
+    return replace(stack, **{constant: pooled_value(stack, constant, stacks) for constant in constants})
 
 
-def fit(profiles: dict, targets: dict) -> Calibration:
-    """Fit every free constant on its calibration rows; deterministic (closed form and bisection)."""
-    results = {}
-    for constants in (WAFER_CONSTANTS, GPU_CONSTANTS):
-        rows = [row for row in FIGURES if row.calibrates == constants]
-        x, y = _weighted_least_squares([_linear_terms(row, profiles, targets) for row in rows])
-        if constants == GPU_CONSTANTS:
-            if x < 1.0:
-                raise CalibrationError(f"the GPU rows imply memory efficiency {1 / x:.2f} > 1")
-            x = 1.0 / x
-        if x <= 0 or y < 0:
-            raise CalibrationError(f"non-physical fit {constants} = ({x!r}, {y!r})")
-        results[constants] = ((constants[0], x), (constants[1], y))
-    partial = Calibration(wafer=results[WAFER_CONSTANTS], gpu=results[GPU_CONSTANTS], acceptance_rate=0.0)
-    rate = _fit_acceptance(apply(profiles, partial), targets)
-    return replace(partial, acceptance_rate=rate)
+def rows_of(figures, stack_name: str) -> list:
+    return [row for row in figures if row.stack == stack_name]
 
 
-def validate(profiles: dict, targets: dict) -> tuple:
-    """(calibration, [Prediction for every row]) with freshly fitted constants."""
-    calibration = fit(profiles, targets)
-    calibrated = apply(profiles, calibration)
-    return calibration, [predict(row, calibrated, targets, calibration.acceptance_rate) for row in FIGURES]
+def fit_stacks(figures, profiles: dict, stacks: dict, targets: dict, exclude: str | None = None) -> Calibration:
+    """Every stack but ``exclude`` (and the host's measured one) with its constants fitted and pooled, repeated
+    until nothing moves."""
+    current = {name: stack for name, stack in sorted(stacks.items()) if name != exclude and stack.kind != "cpu"}
+    for _ in range(MAX_ROUNDS):
+        updated = {}
+        for name, stack in current.items():
+            stack = with_pooled(stack, current, stack.pooled)
+            if stack.fitted:
+                stack = fit_stack(stack, rows_of(figures, name), profiles, targets)
+            updated[name] = stack
+        settled = _stacks_close(current, updated)
+        current = updated
+        if settled:
+            break
+    return Calibration(physics=(), stacks=current)
 
 
-def median_abs_error(predictions: list) -> float:
-    """Median |predicted / published - 1| over the validation rows (calibration rows excluded)."""
-    errors = [abs(p.error) for p in predictions if p.row.role == "validation"]
+def _close(a: dict, b: dict, rel: float = 1e-10) -> bool:
+    return a.keys() == b.keys() and all(abs(a[k] - b[k]) <= rel * max(abs(a[k]), 1e-300) for k in a)
+
+
+def _stacks_close(a: dict, b: dict) -> bool:
+    return all(_close(a[name].constants(), b[name].constants()) for name in a)
+
+
+def fit(figures, profiles: dict, stacks: dict, targets: dict) -> Calibration:
+    """Physics on the calibration rows, then every stack's software constants; deterministic."""
+    physics = fit_physics(figures, profiles, stacks, targets)
+    fitted = fit_stacks(figures, apply_physics(profiles, physics), stacks, targets)
+    return replace(fitted, physics=physics)
+
+
+def held_out_stack(stack, figures, profiles: dict, stacks: dict, targets: dict):
+    """``stack`` with every fitted or pooled software constant taken from the other stacks' fits (made without
+    its rows)."""
+    others = fit_stacks(figures, profiles, stacks, targets, exclude=stack.name)
+    return with_pooled(stack, others.stacks, (*stack.fitted, *stack.pooled))
+
+
+def validate(figures, profiles: dict, stacks: dict, targets: dict) -> Report:
+    """Fit everything, then predict every validation row with its own stack fitted and with its stack left out."""
+    calibration = fit(figures, profiles, stacks, targets)
+    calibrated = apply_physics(profiles, calibration.physics)
+    fitted_stacks = {**stacks, **calibration.stacks}
+    validation = [row for row in figures if row.role == "validation"]
+    held = {}
+    for name in sorted({row.stack for row in validation}):
+        held[name] = held_out_stack(stacks[name], figures, calibrated, stacks, targets)
+    return Report(
+        calibration=calibration,
+        calibration_rows=tuple(predict(row, calibrated, fitted_stacks[row.stack], targets)
+                               for row in figures if row.role == "calibration"),
+        fitted=tuple(predict(row, calibrated, fitted_stacks[row.stack], targets) for row in validation),
+        held_out=tuple(predict(row, calibrated, held[row.stack], targets) for row in validation),
+    )
+
+
+def median_abs_error(predictions) -> float:
+    """Median |predicted / published - 1| over ``predictions``."""
+    errors = [abs(p.error) for p in predictions]
     if not errors:
-        raise ValueError("no validation rows")
+        raise ValueError("no predictions")
     return statistics.median(errors)
 
 
 def check_placements(profiles: dict, targets: dict) -> list:
     """[(fact, expected systems, placed systems)] for PLACEMENT_FACTS."""
-    results = []
-    for target, hardware, systems, fact in PLACEMENT_FACTS:
-        placement = place(pick(targets, target, "target model"), pick(profiles, hardware))
-        results.append((fact, systems, placement.systems_needed))
-    return results
+    return [(fact, systems, place(pick(targets, target, "target model"), pick(profiles, hardware)).systems_needed)
+            for target, hardware, systems, fact in PLACEMENT_FACTS]
 
 
-def _value(metric: str, value: float) -> str:
-    return f"{value:,.0f} tok/s" if metric == DECODE else f"{value:.3f} s"
-
-
-def format_table(predictions: list) -> str:
-    """The markdown validation table (docs/emulator.md carries the same text)."""
-    lines = [
-        "| row | model | hardware | setup | published | predicted | error | bound | role |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for p in predictions:
-        row = p.row
-        error = f"{p.error:+.1%}" + (" (>2x)" if p.off_by_2x else "")
-        role = "calibration" if row.calibrates else "validation"
-        lines.append(f"| {row.key} | {row.target} | {row.hardware} x{p.devices} | {row.setup} | "
-                     f"{_value(row.metric, row.published)} | {_value(row.metric, p.predicted)} | {error} | "
-                     f"{p.bound} | {role} |")
-    count = sum(1 for p in predictions if p.row.role == "validation")
-    lines.append("")
-    lines.append(f"Median absolute error over the {count} validation rows: {median_abs_error(predictions):.1%}")
-    return "\n".join(lines)
-
-
-def format_calibration(calibration: Calibration) -> str:
-    lines = ["| constant | fitted value | calibration rows |", "|---|---|---|"]
-    for constants, pairs in ((WAFER_CONSTANTS, calibration.wafer), (GPU_CONSTANTS, calibration.gpu),
-                             (ACCEPTANCE, (("acceptance_rate", calibration.acceptance_rate),))):
-        keys = ", ".join(row.key for row in FIGURES if row.calibrates == constants)
-        for name, value in pairs:
-            lines.append(f"| {name} | {value:.3g} | {keys} |")
-    return "\n".join(lines)
-
-
-def stored_constants_match(profiles: dict, calibration: Calibration, rel: float = 5e-3) -> list:
-    """Names of calibrated constants whose value in config/hardware.yaml differs from the fit by more than rel."""
-    fitted = {"wafer": dict(calibration.wafer), "gpu": dict(calibration.gpu)}
+def stale_constants(profiles: dict, stacks: dict, calibration: Calibration, rel: float = 5e-3) -> list:
+    """'where.name: stored x, fitted y' for every stored constant that no longer reproduces its fit."""
     stale = []
+    physics = dict(calibration.physics)
     for profile in profiles.values():
-        for name, value in fitted.get(profile.kind, {}).items():
-            stored = getattr(profile, name)
+        if isinstance(profile, WaferProfile) and abs(profile.fabric_hop_latency_s - physics[HOP]) > rel * physics[HOP]:
+            stale.append(f"{profile.name}.{HOP}: stored {profile.fabric_hop_latency_s:.4g}, fitted {physics[HOP]:.4g}")
+    for name, fitted in calibration.stacks.items():
+        for constant in (*fitted.fitted, *fitted.pooled):
+            stored, value = getattr(stacks[name], constant), getattr(fitted, constant)
             if abs(stored - value) > rel * abs(value):
-                stale.append(f"{profile.name}.{name}: stored {stored:.4g}, fitted {value:.4g}")
+                stale.append(f"{name}.{constant}: stored {stored:.4g}, fitted {value:.4g}")
     return stale
 
 
-__all__ = ["Calibration", "CalibrationError", "EmulatorDataError", "Prediction", "apply", "check_placements",
-           "fit", "format_calibration", "format_table", "median_abs_error", "predict", "validate"]
+__all__ = ["DECODE", "Calibration", "CalibrationError", "Prediction", "Report", "apply_physics", "check_placements",
+           "fit", "fit_physics", "fit_stacks", "held_out_stack", "median_abs_error", "stale_constants", "validate"]

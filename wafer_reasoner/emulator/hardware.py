@@ -1,7 +1,9 @@
 """Hardware profiles as data: wafer-scale engines (a grid of small cores) and devices (GPUs, the host CPU).
 
 config/hardware.yaml holds one entry per profile, the unit in every field name and a source for every figure.
-Its ``calibrated`` section holds the free constants (fitted by calibration.py on named published rows) and
+Only physics lives here: what the hardware itself does, whatever software runs on it. The software's constants
+(kernel efficiency, collective and launch costs, serving overhead) belong to a serving stack (stacks.py).
+The ``calibrated`` section holds the physics constants fitted on named published rows (calibration.py) and
 applies to every profile of that kind that does not set them itself.
 """
 
@@ -28,9 +30,7 @@ class WaferProfile:
     peak_flops_per_s_total: float  # dense 16-bit
     sram_usable_fraction: float  # share of each core's SRAM free for weights + KV (the rest: code, buffers)
     system_link_bytes_per_s: float  # one system's I/O to the next system
-    system_link_latency_s: float  # one hand-off between systems
     fabric_hop_latency_s: float  # one core-to-core hop on the fabric (calibrated)
-    routing_stage_latency_s: float  # one software routing stage of a collective (calibrated)
     source: str
     sources: tuple = ()
 
@@ -68,10 +68,6 @@ class DeviceProfile:
     node_link_bytes_per_s: float  # per device, between nodes (InfiniBand)
     node_link_latency_s: float  # one hand-off between nodes
     memory_usable_fraction: float  # share of memory free for weights + KV (runtime, activations take the rest)
-    kernel_overhead_s: float  # fixed cost of one kernel/operator launch
-    compute_efficiency: float  # achieved / peak FLOP/s of large matmuls
-    memory_efficiency: float  # achieved / peak bandwidth of decode's weight streaming (calibrated for GPUs)
-    allreduce_step_latency_s: float  # one latency step of a small all-reduce (calibrated for GPUs)
     source: str
     sources: tuple = ()
 
@@ -86,21 +82,18 @@ WAFER_KINDS = {
     "name": "text", "kind": "text", "cores": "count", "fabric_rows": "count", "fabric_cols": "count",
     "sram_bytes_per_core": "positive", "sram_bytes_per_s_total": "positive", "fabric_bits_per_s_total": "positive",
     "peak_flops_per_s_total": "positive", "sram_usable_fraction": "fraction", "system_link_bytes_per_s": "positive",
-    "system_link_latency_s": "nonnegative", "fabric_hop_latency_s": "nonnegative",
-    "routing_stage_latency_s": "nonnegative", "source": "text",
+    "fabric_hop_latency_s": "nonnegative", "source": "text",
 }
 DEVICE_KINDS = {
     "name": "text", "kind": "text", "memory_bytes": "positive", "memory_bytes_per_s": "positive",
     "peak_flops_per_s": "positive", "devices_per_node": "count", "device_link_bytes_per_s": "nonnegative",
     "node_link_bytes_per_s": "positive", "node_link_latency_s": "nonnegative", "memory_usable_fraction": "fraction",
-    "kernel_overhead_s": "nonnegative", "compute_efficiency": "fraction", "memory_efficiency": "fraction",
-    "allreduce_step_latency_s": "nonnegative", "source": "text",
+    "source": "text",
 }
 KINDS = {"wafer": (WaferProfile, WAFER_KINDS), "gpu": (DeviceProfile, DEVICE_KINDS),
          "cpu": (DeviceProfile, DEVICE_KINDS)}
-# The free constants of the timing model, per kind: fitted by calibration.py, stored under 'calibrated'.
-CALIBRATED_FIELDS = {"wafer": ("fabric_hop_latency_s", "routing_stage_latency_s"),
-                     "gpu": ("memory_efficiency", "allreduce_step_latency_s")}
+# The fitted physics constants, per kind: fitted by calibration.py, stored under 'calibrated'.
+CALIBRATED_FIELDS = {"wafer": ("fabric_hop_latency_s",)}
 
 
 def profile_from_dict(name: str, data: dict, *, calibrated: dict | None = None, where: str = "hardware"):

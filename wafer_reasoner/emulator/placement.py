@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from wafer_reasoner.emulator.datafiles import EmulatorDataError
 from wafer_reasoner.emulator.hardware import DeviceProfile, WaferProfile
@@ -47,6 +48,13 @@ class WaferPlacement:
     layers_per_system: tuple  # how many layers land on each system
     systems_needed: int
     systems: int  # what the timing uses (= systems_needed unless a published run forces it)
+    # a layer-region layout: the cores holding each part (weights, and the attention's KV cache)
+    attention_cores: int = 1  # one layer's attention (+ norms, router, its KV cache)
+    expert_cores: int = 1  # one MoE layer's routed experts, interleaved: every core holds a slice of each
+    shared_expert_cores: int = 0  # one MoE layer's shared experts
+    dense_layer_cores: int = 1  # a whole dense layer
+    moe_layer_cores: int = 0  # a whole MoE layer (attention + every expert)
+    head_cores: int = 1  # the LM-head matrix (the token table's cores when the head is tied to it)
     notes: tuple = ()
 
     kind = "wafer"
@@ -122,14 +130,19 @@ def _grid(wafer: WaferProfile, grid, cores_needed: int) -> tuple:
 def place_on_wafer(target: TargetModel, wafer: WaferProfile, options: PlacementOptions = DEFAULT_PLACEMENT):
     context = options.context_tokens or target.context_tokens
     per_core = wafer.usable_bytes_per_core
-    layer_bytes = target.layer_params * target.bytes_per_param + target.kv_bytes_per_token / target.layers * context
-    cores_per_layer = math.ceil(layer_bytes / per_core)
-    embed_cores = math.ceil(target.embedding_params * target.bytes_per_param / per_core)
-    head_cores = math.ceil(target.head_params * target.bytes_per_param / per_core)
-    total_cores = embed_cores + target.layers * cores_per_layer + head_cores
+    kv_per_layer = target.kv_bytes_per_token / target.layers * context
+    regions = layer_regions(target, per_core, kv_per_layer)
+    embed_cores = math.ceil(target.embedding_params * target.group_bytes("embeddings") / per_core)
+    head_cores = math.ceil(target.head_params * target.group_bytes("embeddings") / per_core)
+    # the cores that hold the LM-head matrix: its own, or the token table's when the head is tied to it
+    head_matrix_cores = max(1, math.ceil(target.head_width * target.hidden_size * target.group_bytes("embeddings")
+                                         / per_core))
+    layer_items = ([(True, regions["dense_layer"])] * target.dense_mlp_layers
+                   + [(True, regions["moe_layer"])] * target.moe_layers)
+    cores_per_layer = max(cores for _, cores in layer_items)
+    total_cores = embed_cores + sum(cores for _, cores in layer_items) + head_cores
     rows, cols = _grid(wafer, options.grid, total_cores)
-    items = [(False, embed_cores)] + [(True, cores_per_layer)] * target.layers + [(False, head_cores)]
-    needed, layers_per_system = _pack(items, rows * cols)
+    needed, layers_per_system = _pack([(False, embed_cores)] + layer_items + [(False, head_cores)], rows * cols)
     notes = []
     if cores_per_layer > rows * cols:
         notes.append(f"one layer needs {cores_per_layer} cores, more than a {rows}x{cols} grid: it spans systems")
@@ -146,8 +159,27 @@ def place_on_wafer(target: TargetModel, wafer: WaferProfile, options: PlacementO
         kv_bytes=target.kv_bytes_per_token * context, usable_bytes_per_core=per_core,
         cores_per_layer=cores_per_layer, cores_for_embeddings=embed_cores + head_cores, grid_rows=rows,
         grid_cols=cols, layers_per_system=layers_per_system, systems_needed=needed, systems=systems,
-        notes=tuple(notes),
+        attention_cores=regions["attention"], expert_cores=regions["experts"],
+        shared_expert_cores=regions["shared"], dense_layer_cores=regions["dense_layer"],
+        moe_layer_cores=regions["moe_layer"], head_cores=head_matrix_cores, notes=tuple(notes),
     )
+
+
+def layer_regions(target: TargetModel, usable_bytes_per_core: float, kv_bytes_per_layer: float) -> dict:
+    """Cores of each part of a layer when every part holds its own weights (and the attention its KV cache):
+    attention (+ norms, router), the routed experts (interleaved: each core holds a slice of every expert, so a
+    token's active experts are spread over all of them), the shared experts, a whole dense and MoE layer."""
+    def cores(nbytes: float) -> int:
+        return max(1, math.ceil(nbytes / usable_bytes_per_core))
+
+    moe = target.layer_group_params(True)
+    return {
+        "attention": cores(moe["attention"] * target.group_bytes("attention") + kv_bytes_per_layer),
+        "experts": cores(moe["experts"] * target.group_bytes("experts")) if target.moe_layers else 0,
+        "shared": cores(moe["mlp"] * target.group_bytes("mlp")) if target.shared_experts else 0,
+        "dense_layer": cores(target.layer_bytes(False) + kv_bytes_per_layer),
+        "moe_layer": cores(target.layer_bytes(True) + kv_bytes_per_layer) if target.moe_layers else 0,
+    }
 
 
 def _power_of_two_at_least(value: int) -> int:
@@ -178,6 +210,7 @@ def place_on_devices(target: TargetModel, device: DeviceProfile, options: Placem
     )
 
 
+@lru_cache(maxsize=4096)
 def place(target: TargetModel, hardware, options: PlacementOptions = DEFAULT_PLACEMENT):
     if isinstance(hardware, WaferProfile):
         return place_on_wafer(target, hardware, options)

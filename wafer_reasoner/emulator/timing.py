@@ -5,11 +5,13 @@ A forward pass handles ``tokens`` new tokens after ``past_tokens`` cached ones, 
 verification is tokens=k+1. A batch streams the weights once but does the arithmetic, reads the KV cache and
 moves the activations of every sequence. docs/emulator.md gives the formulas.
 
-Wafer (WaferLLM's PLMR device model: many cores, non-uniform latency, small per-core memory, limited routing):
+The physics comes from the hardware profile, the software constants and facts from the serving stack:
+
+Wafer (wafer_timing.py):
     seconds = max(compute, SRAM) + fabric latency + fabric bandwidth + system links
-    fabric latency = collectives x (hops x fabric_hop_latency_s + stages x routing_stage_latency_s)
+    fabric latency = hops x fabric_hop_latency_s (hardware) + stages x routing_stage_latency_s (stack)
 Devices (GPUs, the host):
-    seconds = max(memory, compute) + kernel overheads + all-reduces + node links
+    seconds = max(memory, compute) + kernel launches + all-reduces + node links
 """
 
 from __future__ import annotations
@@ -17,24 +19,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from wafer_reasoner.emulator.hardware import DeviceProfile, WaferProfile
+from wafer_reasoner.emulator import wafer_timing as wafer_terms
+from wafer_reasoner.emulator.hardware import WaferProfile
 from wafer_reasoner.emulator.targets import TargetModel
-
-# Fabric collectives (reduce along one grid axis, broadcast along the other) per layer of one forward pass, in
-# WaferLLM's decode layout where every GEMV spans the grid. llama: 2 RMSNorm sums + 4 GEMVs (QKV, output,
-# gate/up, down) + 4 in attention (scores, softmax max, softmax sum, weighted values). gpt2: LayerNorm needs a
-# mean and a variance, so 2 x 2 + 4 + 4.
-COLLECTIVES_PER_LAYER = {"llama": 10, "gpt2": 12}
-MOE_EXTRA_COLLECTIVES = 1  # the router's top-k
-HEAD_COLLECTIVES = 3  # final norm, LM-head GEMV, argmax over the vocabulary
-# Routing stages per collective: WaferLLM's all-reduce is a two-phase K-tree (decode config root_1st_phase,
-# root_2nd_phase); 2 phases to reduce + 2 to broadcast. Each stage is a software relay through a core's router.
-ROUTING_STAGES_PER_COLLECTIVE = 4
 
 # Kernels per layer of a fused GPU decode step: norm, QKV GEMM, rotary + KV write, attention, output GEMM,
 # residual + norm, gate/up GEMM, activation, down GEMM (TensorRT-LLM / SGLang layer structure).
 KERNELS_PER_LAYER = {"llama": 9, "gpt2": 9}
-MOE_EXTRA_KERNELS = 2  # router GEMM, top-k + token permutation
+MOE_EXTRA_KERNELS = 4  # router GEMM, top-k, permute tokens to their experts, unpermute + weigh (TensorRT-LLM MoE)
+FUSED_NORM_KERNELS = 2  # a fused all-reduce carries the residual add + norm that follow each all-reduce
 KERNELS_PER_TOKEN = 4  # embedding, final norm, LM head, sampling
 ALLREDUCES_PER_LAYER = 2  # Megatron tensor parallelism: after the attention output and after the MLP down GEMM
 
@@ -67,71 +60,89 @@ def _bound(terms: dict) -> str:
 
 
 def fabric_collectives(target: TargetModel) -> int:
-    per_layer = COLLECTIVES_PER_LAYER[target.architecture] + (MOE_EXTRA_COLLECTIVES if target.experts > 1 else 0)
-    return target.layers * per_layer + HEAD_COLLECTIVES
+    """Collectives of one forward pass in the grid layout (every one spans the grid)."""
+    parts = wafer_terms.COLLECTIVES[target.architecture]
+    return (target.layers * (parts["attention"] + parts["mlp"]) + target.moe_layers * wafer_terms.ROUTER_COLLECTIVES
+            + wafer_terms.HEAD_COLLECTIVES)
 
 
-def gpu_kernels(target: TargetModel) -> int:
-    per_layer = KERNELS_PER_LAYER[target.architecture] + (MOE_EXTRA_KERNELS if target.experts > 1 else 0)
-    return target.layers * per_layer + KERNELS_PER_TOKEN
+def gpu_kernels(target: TargetModel, fused_allreduce: bool = False) -> int:
+    """Kernels of one forward pass on a device; a fused all-reduce absorbs the two norms that follow it."""
+    per_layer = KERNELS_PER_LAYER[target.architecture] - (FUSED_NORM_KERNELS if fused_allreduce else 0)
+    return target.layers * per_layer + target.moe_layers * MOE_EXTRA_KERNELS + KERNELS_PER_TOKEN
 
 
 def work(target: TargetModel, tokens: int, past_tokens: float, batch: int = 1) -> tuple:
     """(FLOPs, weight bytes streamed, KV bytes read) of one forward pass over ``batch`` sequences."""
     flops = target.matmul_flops(tokens * batch) + batch * target.attention_flops(tokens, past_tokens)
-    weight_bytes = target.read_params(tokens * batch) * target.bytes_per_param  # once for the whole batch
+    weight_bytes = target.read_bytes(tokens * batch)  # once for the whole batch
     kv_bytes = batch * target.kv_bytes_per_token * (past_tokens + tokens)
     return flops, weight_bytes, kv_bytes
 
 
-def wafer_forward(target: TargetModel, wafer: WaferProfile, placement, tokens: int, past_tokens: float,
+def wafer_forward(target: TargetModel, wafer: WaferProfile, stack, placement, tokens: int, past_tokens: float,
                   batch: int = 1):
-    """Layers run one after another, each spread over its system's grid of ``grid_rows x grid_cols`` cores."""
-    rows, cols = placement.grid_rows, placement.grid_cols
-    cores = rows * cols
+    """Layers run one after another, in the stack's layout (wafer_timing.py): over the whole grid, every token of
+    the pass at once; or as a pipeline of layer regions that the pass's tokens follow one another through."""
     flops, weight_bytes, kv_bytes = work(target, tokens, past_tokens, batch)
-    compute_s = flops / (cores * wafer.flops_per_s_per_core)
-    memory_s = (weight_bytes + kv_bytes) / (cores * wafer.sram_bytes_per_s_per_core)
-    collectives = fabric_collectives(target)
-    hops = collectives * ((rows - 1) + (cols - 1))  # reduce along a row, broadcast along a column
-    stages = collectives * ROUTING_STAGES_PER_COLLECTIVE
-    latency_s = hops * wafer.fabric_hop_latency_s + stages * wafer.routing_stage_latency_s
-    message = tokens * batch * target.hidden_size * target.activation_bytes  # one activation vector per token
-    bandwidth_s = collectives * message / (min(rows, cols) * wafer.fabric_link_bytes_per_s)
-    # S - 1 hand-offs along the pipeline of systems, plus the sampled token back to the first one
-    crossings = placement.systems if placement.systems > 1 else 0
-    link_s = crossings * (wafer.system_link_latency_s + message / wafer.system_link_bytes_per_s)
-    seconds = max(compute_s, memory_s) + latency_s + bandwidth_s + link_s
-    bound = _bound({"compute": compute_s, "sram-bandwidth": memory_s, "fabric-latency": latency_s,
+    peak_flops = wafer.flops_per_s_per_core * stack.compute_efficiency
+    if stack.layout == "grid":
+        cores = placement.grid_rows * placement.grid_cols
+        compute_s = flops / (cores * peak_flops)
+        memory_s = (weight_bytes + kv_bytes) / (cores * wafer.sram_bytes_per_s_per_core)
+        collectives, hops, stages = wafer_terms.grid_fabric(target, placement)
+        links, factor, message_tokens = min(placement.grid_rows, placement.grid_cols), 1.0, tokens * batch
+    else:  # one token's pass through the regions, stretched by the pipeline of all the pass's tokens
+        one_kv = target.kv_bytes_per_token * (past_tokens + 1)
+        core_flops, core_bytes = wafer_terms.region_work_per_core(
+            target, placement, 1, 1, target.attention_flops(1, past_tokens), one_kv)
+        factor = wafer_terms.pipeline_factor(tokens * batch, target.layers)
+        compute_s = core_flops / peak_flops * factor
+        memory_s = core_bytes / wafer.sram_bytes_per_s_per_core * factor
+        collectives, hops, stages = wafer_terms.region_fabric(target, placement)
+        links = wafer_terms.region_side(placement.attention_cores if target.moe_layers
+                                        else placement.dense_layer_cores)
+        message_tokens = 1
+    hop_s = wafer_terms.collective_latency_s(hops, 0.0, wafer.fabric_hop_latency_s, 0.0) * factor
+    stage_s = wafer_terms.collective_latency_s(0.0, stages, 0.0, stack.routing_stage_latency_s) * factor
+    message = message_tokens * target.hidden_size * target.activation_bytes  # activation vectors moved at once
+    bandwidth_s = wafer_terms.fabric_bandwidth_s(collectives, message, links, wafer.fabric_link_bytes_per_s) * factor
+    link_s = wafer_terms.system_links_s(placement.systems, stack.system_link_latency_s, message,
+                                        wafer.system_link_bytes_per_s) * factor
+    seconds = max(compute_s, memory_s, hop_s) + stage_s + bandwidth_s + link_s
+    bound = _bound({"compute": compute_s, "sram-bandwidth": memory_s, "fabric-latency": hop_s + stage_s,
                     "fabric-bandwidth": bandwidth_s, "system-link": link_s})
     return ForwardCost(tokens=tokens, past_tokens=past_tokens, flops=flops, weight_bytes=weight_bytes,
                        kv_bytes=kv_bytes, compute_s=compute_s, memory_s=memory_s,
-                       fabric_s=latency_s + bandwidth_s, overhead_s=0.0, allreduce_s=0.0, link_s=link_s,
-                       seconds=seconds, bound=bound, hops=hops, routing_stages=stages, batch=batch)
+                       fabric_s=hop_s + stage_s + bandwidth_s, overhead_s=0.0, allreduce_s=0.0, link_s=link_s,
+                       seconds=seconds, bound=bound, hops=hops * factor, routing_stages=stages * factor, batch=batch)
 
 
-def allreduce_seconds(device: DeviceProfile, tensor_parallel: int, message_bytes: float, count: int) -> tuple:
+def allreduce_seconds(step_latency_s: float, link_bytes_per_s: float, tensor_parallel: int, message_bytes: float,
+                      count: int, fused: bool = False) -> tuple:
     """(seconds, latency steps) of ``count`` all-reduces of ``message_bytes`` over ``tensor_parallel`` devices.
 
-    Small messages: 2 x log2(tp) latency steps (tree reduce + broadcast) plus the ring's bandwidth term
+    Latency: 2 x log2(tp) steps (tree reduce + broadcast), or 1 for a one-shot all-reduce (every device reads
+    every other's vector once over the switch and reduces locally); bandwidth: the ring's
     2 (tp - 1) / tp x bytes / link bandwidth."""
     if tensor_parallel <= 1:
         return 0.0, 0.0
-    steps = count * 2 * math.log2(tensor_parallel)
-    transfer = count * 2 * (tensor_parallel - 1) / tensor_parallel * message_bytes / device.device_link_bytes_per_s
-    return steps * device.allreduce_step_latency_s + transfer, steps
+    steps = count * (1.0 if fused else 2 * math.log2(tensor_parallel))
+    transfer = count * 2 * (tensor_parallel - 1) / tensor_parallel * message_bytes / link_bytes_per_s
+    return steps * step_latency_s + transfer, steps
 
 
-def device_forward(target: TargetModel, device: DeviceProfile, placement, tokens: int, past_tokens: float,
-                   batch: int = 1):
+def device_forward(target: TargetModel, device, stack, placement, tokens: int, past_tokens: float, batch: int = 1):
     """Tensor parallel within a node, pipeline stages across nodes (run one after another for one request)."""
     tp, stages = placement.tensor_parallel, placement.pipeline_stages
+    fused = stack.fused_allreduce and tp > 1
     flops, weight_bytes, kv_bytes = work(target, tokens, past_tokens, batch)
-    compute_s = flops / (tp * device.peak_flops_per_s * device.compute_efficiency)
-    memory_s = (weight_bytes + kv_bytes) / (tp * device.memory_bytes_per_s * device.memory_efficiency)
-    overhead_s = gpu_kernels(target) * device.kernel_overhead_s
+    compute_s = flops / (tp * device.peak_flops_per_s * stack.compute_efficiency)
+    memory_s = (weight_bytes + kv_bytes) / (tp * device.memory_bytes_per_s * stack.memory_efficiency)
+    overhead_s = gpu_kernels(target, fused) * stack.kernel_overhead_s
     message = tokens * batch * target.hidden_size * target.activation_bytes
-    allreduce_s, steps = allreduce_seconds(device, tp, message, ALLREDUCES_PER_LAYER * target.layers)
+    allreduce_s, steps = allreduce_seconds(stack.allreduce_step_latency_s, device.device_link_bytes_per_s, tp,
+                                           message, ALLREDUCES_PER_LAYER * target.layers, fused)
     crossings = stages if stages > 1 else 0
     link_s = crossings * (device.node_link_latency_s + message / device.node_link_bytes_per_s)
     seconds = max(compute_s, memory_s) + overhead_s + allreduce_s + link_s
@@ -143,12 +154,19 @@ def device_forward(target: TargetModel, device: DeviceProfile, placement, tokens
                        bound=bound, allreduce_steps=steps, batch=batch)
 
 
-def forward(target: TargetModel, hardware, placement, tokens: int, past_tokens: float, batch: int = 1) -> ForwardCost:
+def forward(target: TargetModel, hardware, stack, placement, tokens: int, past_tokens: float,
+            batch: int = 1) -> ForwardCost:
     if tokens < 1 or batch < 1:
         raise ValueError(f"a forward pass needs at least one token and one sequence, got {tokens} x {batch}")
     if isinstance(hardware, WaferProfile):
-        return wafer_forward(target, hardware, placement, tokens, past_tokens, batch)
-    return device_forward(target, hardware, placement, tokens, past_tokens, batch)
+        return wafer_forward(target, hardware, stack, placement, tokens, past_tokens, batch)
+    return device_forward(target, hardware, stack, placement, tokens, past_tokens, batch)
+
+
+def first_token_seconds(prefill_s: float, serving_overhead_s: float) -> float:
+    """Time to the first token a client sees: the stack's serving overhead (API, network, tokenization,
+    queueing) + the prompt's forward pass, which yields the first token."""
+    return serving_overhead_s + prefill_s
 
 
 def expected_tokens_per_step(acceptance_rate: float, draft_tokens: int) -> float:

@@ -60,7 +60,7 @@ from wafer_reasoner.ros.qos import COMMAND_QOS, SENSOR_QOS, SPEECH_QOS
 from wafer_reasoner.ros.reasoner_outputs import CoreOutputs
 from wafer_reasoner.ros.reasoner_params import ENGINE_PREFIX, EXECUTOR_PREFIX, LIMITS_PREFIX, PARAMETERS
 from wafer_reasoner.runtime.core import WARN, ReasonerCore
-from wafer_reasoner.runtime.emulation import emulator_for
+from wafer_reasoner.runtime.emulation import emulator_for, reasoning_for
 from wafer_reasoner.runtime.resources import ResourceError, config_file
 from wafer_reasoner.runtime.worker import PlanningWorker
 from wafer_reasoner.sim.scenario import ScenarioError, load_places_file
@@ -122,14 +122,15 @@ class ReasonerNode(Node):
         model, deadline_ms = self._load_model()
         try:
             emulator = emulator_for(self._param("emulator.target_model"), self._param("emulator.hardware"),
-                                    planner_dir=model.model_dir)
+                                    self._param("emulator.stack"), planner_dir=model.model_dir)
+            reasoning = reasoning_for()
         except (EmulatorDataError, ResourceError) as error:
             raise ConfigurationError(
                 f"bad 'emulator.*' parameters: {error}. `wafer-reasoner emulate --list` shows the known names."
             ) from None
         self._model = model
         self._core = ReasonerCore(model, emulator, limits, executor, places=self._places, pacing=pacing,
-                                  deadline_ms=deadline_ms, clock=self._now,
+                                  deadline_ms=deadline_ms, clock=self._now, reasoning=reasoning,
                                   gripper_replies=self._param("manipulator_replies_to_gripper"),
                                   reply_ids=self._param("manipulator_reply_ids"),
                                   queue_depth=self._param("speech_queue_depth"))
@@ -137,7 +138,7 @@ class ReasonerNode(Node):
         self.get_logger().info(
             f"planner model from {model.model_dir}, {len(self._places)} named places from {map_file}; "
             f"caps {limits.max_linear_speed_mps:g} m/s, {limits.max_angular_speed_radps:g} rad/s; "
-            f"emulating {emulator.target.name} on {emulator.hardware.name}, pacing {pacing}"
+            f"emulating {emulator.target.name} on {emulator.hardware.name} ({emulator.stack.name}), pacing {pacing}"
         )
 
     def _load_model(self):
@@ -294,6 +295,7 @@ class ReasonerNode(Node):
                 "last_planning_latency_ms": core.last_latency_ms,
                 "emulated_target_model": core.emulator.target.name,
                 "emulated_hardware": core.emulator.hardware.name,
+                "emulated_stack": core.emulator.stack.name,
                 "last_emulated_planning_latency_ms": core.last_emulated_ms,
                 "pacing": core.pacing,
                 "last_pacing_behind_ms": core.last_behind_ms,

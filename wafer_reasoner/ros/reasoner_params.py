@@ -74,13 +74,19 @@ PARAMETERS = {
     "emulator.target_model": Param(
         "planner",
         "Target model whose time is emulated for every planning query: a name in config/target_models.yaml or "
-        "'planner' (the loaded model). Other emulator settings (placement, speculative, hardware_files) come "
-        "from config/emulator.yaml. `wafer-reasoner emulate --list` shows the names.",
+        "'planner' (the loaded model). Other emulator settings (placement, speculative, reasoning budgets, "
+        "hardware_files) come from config/emulator.yaml. `wafer-reasoner emulate --list` shows the names.",
     ),
     "emulator.hardware": Param(
         "WSE-3",
         "Hardware profile the target is emulated on: a name in config/hardware.yaml (WSE-2, WSE-3, A100, H100, "
         "H200, B200, host) or in config/emulator.yaml's hardware_files.",
+    ),
+    "emulator.stack": Param(
+        "",
+        "Serving stack the target runs under on that hardware: a name in config/stacks.yaml that lists the "
+        "hardware (e.g. cerebras-2025-h2, waferllm-2025-02, tensorrt-llm-2025-05). Empty: the hardware's default "
+        "stack (config/stacks.yaml defaults).",
     ),
     "emulator.pacing": Param(
         OFF,

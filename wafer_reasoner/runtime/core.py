@@ -28,10 +28,11 @@ always passed in (the node clock), so simulated time works.
 - At most ``queue_depth`` utterances wait for the planner; one more is answered at once, shed "busy".
 - Any other utterance before the first scene is refused ("I can't see anything yet.") without the model; until
   the first odometry the pose is unknown and the verifier refuses every plan that moves.
-- Every plan is charged the emulated time of the (target, hardware) pair. With ``pacing=EMULATED`` an answer is
-  held until query time + that time (in the order asked), or released at once, ``behind_ms`` late, when the host
-  was slower; ``clock`` reads the caller's clock after planning in ``on_utterance`` (None: planning takes no
-  time, as in lockstep).
+- Every plan is charged the emulated time of the (target, hardware, stack) triple, with the target's hidden
+  reasoning budget (``reasoning``: tokens it thinks before the plan, by target and query class) when the model is
+  asked. With ``pacing=EMULATED`` an answer is held until query time + that time (in the order asked), or released
+  at once, ``behind_ms`` late, when the host was slower; ``clock`` reads the caller's clock after planning in
+  ``on_utterance`` (None: planning takes no time, as in lockstep). The best-of-N deadline counts the reasoning too.
 - A new ``ok`` plan preempts the running one (started with the robot's pose at release); clarify and rejected
   answers only speak.
 """
@@ -44,10 +45,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from wafer_reasoner.emulator.pacing import EMULATED, OFF, check_mode, pace
+from wafer_reasoner.emulator.reasoning import NO_REASONING
 from wafer_reasoner.planner.commands import CancelGoals, PlanEvent, PlanEventKind, Say, VelocityCommand
 from wafer_reasoner.planner.scene import RobotPose, Scene
 from wafer_reasoner.runtime.best_of_n import EmulatedBestOfN
-from wafer_reasoner.runtime.emulation import emulated_details
+from wafer_reasoner.runtime.emulation import emulated_details, query_class
 from wafer_reasoner.runtime.gate import (
     ARM,
     FAILED,
@@ -154,8 +156,9 @@ class ReasonerCore:
 
     def __init__(self, model, emulator, limits, executor, *, places=(), pacing: str = OFF, deadline_ms: float = 0.0,
                  gripper_replies: bool = True, reply_ids: bool = True, queue_depth: int = DEFAULT_QUEUE_DEPTH,
-                 clock=None):
+                 clock=None, reasoning=NO_REASONING):
         self.model, self.emulator, self.limits, self.executor = model, emulator, limits, executor
+        self.reasoning = reasoning  # ReasoningSettings: hidden tokens charged before each plan the model writes
         self.places = tuple(places)
         self.pacing = check_mode(pacing)
         self.deadline_ms = float(deadline_ms)  # best-of-N deadline, emulated time
@@ -231,12 +234,16 @@ class ReasonerCore:
         return self.in_flight
 
     def plan(self, job: Job) -> PlanResult:
-        """The checked answer to ``job``, charged its emulated time. Reads no mutable state of the core (a
+        """The checked answer to ``job``, charged its emulated time (with the reasoning budget when the model is
+        asked). Reads no mutable state of the core (a
         worker thread may call it); never raises."""
         stop = isinstance(job.text, str) and is_stop_command(job.text)
         try:
+            budget = 0 if stop else self.reasoning.tokens_for(self.emulator.target.name, str(job.text),
+                                                              query_class(job.text))
             model = EmulatedBestOfN(self.model, self.emulator, deadline_ms=self.deadline_ms,
-                                    accept=verifier_accepts(job.scene, self.limits, now_s=job.start_s))
+                                    accept=verifier_accepts(job.scene, self.limits, now_s=job.start_s),
+                                    reasoning_tokens=budget)
             if not job.scene_known and not stop and not utterance_problem(job.text):
                 result = no_scene_result(job.text)
             else:

@@ -49,10 +49,11 @@ class Sample:
 class Lockstep:
     world: sim.World
     model: object  # PlannerModel (or anything with generate(scene, utterance))
-    emulator: object  # Emulator: the charged (target, hardware) pair
+    emulator: object  # Emulator: the charged (target, hardware, stack) triple
     limits: object  # SafetyLimits
     places: tuple = ()
     deadline_ms: float = 0.0  # best-of-N deadline in emulated time
+    reasoning: object = None  # ReasoningSettings: hidden reasoning budgets (None: none)
     executor: Executor = None
     trace: list = field(default_factory=list)  # Sample per world step
     goals: list = field(default_factory=list)  # (time_s, NavigationGoal) as applied to the world
@@ -65,8 +66,9 @@ class Lockstep:
     def __post_init__(self):
         if self.executor is None:
             self.executor = Executor(self.limits)
+        extra = {"reasoning": self.reasoning} if self.reasoning is not None else {}
         self.core = ReasonerCore(self.model, self.emulator, self.limits, self.executor, places=self.places,
-                                 pacing=EMULATED, deadline_ms=self.deadline_ms)
+                                 pacing=EMULATED, deadline_ms=self.deadline_ms, **extra)
         self._apply(self.core.on_odom(self.world.robot, self.world.velocity, self.now_s))
         self._perceive()
 

@@ -1,0 +1,101 @@
+"""The calibration and validation tables (markdown) that ``wafer-reasoner emulate --validate`` prints and
+docs/emulator.md carries: the physics constants, every stack's software constants and where each comes from,
+the calibration rows, and every validation row fitted and held out (leave one stack out)."""
+
+from __future__ import annotations
+
+from wafer_reasoner.emulator.calibration import Report, median_abs_error, peers
+from wafer_reasoner.emulator.figures import DECODE
+from wafer_reasoner.emulator.stacks import SOFTWARE
+
+# The bounds the done-when of the emulator asks of the leave-one-stack-out validation.
+LOSO_MEDIAN_BOUND = 0.15
+MIN_VALIDATION_ROWS = 15
+MIN_VALIDATION_STACKS = 3
+
+
+def _value(metric: str, value: float) -> str:
+    return f"{value:,.0f} tok/s" if metric == DECODE else f"{value:.3f} s"
+
+
+def _number(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def _error(prediction) -> str:
+    return f"{prediction.error:+.1%}" + (" (>2x)" if prediction.off_by_2x else "")
+
+
+def format_physics(report: Report, figures) -> str:
+    lines = ["| constant | fitted value | calibration rows |", "|---|---|---|"]
+    for name, value in report.calibration.physics:
+        keys = ", ".join(row.key for row in figures if name in row.calibrates)
+        lines.append(f"| {name} | {_number(value)} | {keys} |")
+    return "\n".join(lines)
+
+
+def constant_origin(stack, constant: str, stacks: dict, figures) -> str:
+    """How a stack's constant is obtained: fitted on its rows, the median of named peers, or stated."""
+    if constant in stack.fitted:
+        return f"fitted on {sum(1 for row in figures if row.stack == stack.name)} row(s)"
+    if constant in stack.pooled:
+        return "median of " + ", ".join(other.name for other in peers(stack, constant, stacks))
+    return "stated: " + dict(stack.sources).get(constant, "")
+
+
+def format_stacks(report: Report, stacks: dict, figures) -> str:
+    """Every stack's software constants (the fitted values) and where each comes from."""
+    fitted = {**stacks, **report.calibration.stacks}
+    lines = ["| stack | date | hardware | constant | value | from |", "|---|---|---|---|---|---|"]
+    for name, stack in sorted(fitted.items()):
+        for constant in SOFTWARE[stack.kind]:
+            origin = constant_origin(stack, constant, fitted, figures)
+            if constant in ("acceptance_rate",) and not stack.speculative:
+                continue
+            lines.append(f"| {name} | {stack.date} | {', '.join(stack.hardware)} | {constant} | "
+                         f"{_number(getattr(stack, constant))} | {origin} |")
+    return "\n".join(lines)
+
+
+def format_calibration_rows(report: Report) -> str:
+    lines = ["| row | model | hardware | stack | setup | published | predicted | error |",
+             "|---|---|---|---|---|---|---|---|"]
+    for p in report.calibration_rows:
+        row = p.row
+        lines.append(f"| {row.key} | {row.target} | {row.hardware} x{p.devices} | {row.stack} | {row.setup} | "
+                     f"{_value(row.metric, row.published)} | {_value(row.metric, p.predicted)} | {_error(p)} |")
+    return "\n".join(lines)
+
+
+def format_validation(report: Report) -> str:
+    """Every validation row: published, predicted with its own stack fitted, predicted with its stack held out."""
+    lines = ["| row | model | hardware | stack | setup | published | stack fitted | held out | held-out error | "
+             "bound |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for fitted, held in zip(report.fitted, report.held_out):
+        row = held.row
+        lines.append(f"| {row.key} | {row.target} | {row.hardware} x{held.devices} | {row.stack} | {row.setup} | "
+                     f"{_value(row.metric, row.published)} | {_value(row.metric, fitted.predicted)} "
+                     f"({fitted.error:+.1%}) | {_value(row.metric, held.predicted)} | {_error(held)} | "
+                     f"{held.bound} |")
+    lines += ["", summary(report)]
+    return "\n".join(lines)
+
+
+def summary(report: Report) -> str:
+    stacks = sorted({p.row.stack for p in report.held_out})
+    return (f"Leave-one-stack-out median absolute error over {len(report.held_out)} validation rows from "
+            f"{len(stacks)} stacks: {median_abs_error(report.held_out):.1%} (with each stack's own fit: "
+            f"{median_abs_error(report.fitted):.1%})")
+
+
+def verdict(report: Report) -> tuple:
+    """(ok, problems): the leave-one-stack-out bounds (LOSO_MEDIAN_BOUND, rows, stacks)."""
+    problems = []
+    median = median_abs_error(report.held_out)
+    if median > LOSO_MEDIAN_BOUND:
+        problems.append(f"median |error| {median:.1%} above {LOSO_MEDIAN_BOUND:.0%}")
+    if len(report.held_out) < MIN_VALIDATION_ROWS:
+        problems.append(f"{len(report.held_out)} validation rows, fewer than {MIN_VALIDATION_ROWS}")
+    if len({p.row.stack for p in report.held_out}) < MIN_VALIDATION_STACKS:
+        problems.append(f"fewer than {MIN_VALIDATION_STACKS} stacks validated")
+    return not problems, problems
