@@ -59,8 +59,8 @@ def _flatten(mapping: dict, prefix: str = "") -> dict:
 
 def test_params_file_mirrors_the_declared_parameters():
     data = yaml.safe_load(PARAMS_FILE.read_text())
-    assert list(data) == ["reasoner_node"] and list(data["reasoner_node"]) == ["ros__parameters"]
-    in_file = _flatten(data["reasoner_node"]["ros__parameters"])
+    assert list(data) == ["/**"] and list(data["/**"]) == ["ros__parameters"]  # any namespace, any node name
+    in_file = _flatten(data["/**"]["ros__parameters"])
     declared = {name: param.default for name, param in reasoner_node.PARAMETERS.items()}
     assert in_file == declared
     # same types too: a double parameter rejects an integer from the file

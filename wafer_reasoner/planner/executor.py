@@ -6,8 +6,9 @@ Simulated time works the same as real time because nothing here reads a clock.
 
 Step semantics (also in ``docs/action_language.md``):
 
-- ``navigate``: one NavigationGoal; done when odom is within ``nav_tolerance_m`` of it (position only),
-  failed after ``nav_timeout_s``.
+- ``navigate``: one NavigationGoal; done when odom is within ``nav_tolerance_m`` of it (position only) or the
+  navigation stack reports success (``on_navigation_result``), failed when it reports failure or after
+  ``nav_timeout_s``.
 - ``pick``: open the gripper, ArmTarget at the object; on 'succeeded' close the gripper (now holding).
   Skipped when the object is already held.  ``place``/``handover``: ArmTarget, on 'succeeded' open.
   A manipulator 'failed' or ``manip_timeout_s`` fails the plan; the gripper is left as it is
@@ -136,6 +137,11 @@ class Executor:
         return self._index
 
     @property
+    def steps(self) -> tuple:
+        """The steps of the running (or last) plan."""
+        return self._steps
+
+    @property
     def holding(self) -> str:
         """Id of the object the executor believes is in the gripper, "" when empty."""
         return self._holding
@@ -183,6 +189,17 @@ class Executor:
         if not self._running() or not isinstance(self._current_step(), _MANIPULATION_STEPS):
             return []  # e.g. the late result of a goal cancelled by preemption
         return self._guarded(lambda: self._finish_manipulation(str(getattr(status, "value", status)), now_s))
+
+    def on_navigation_result(self, succeeded: bool, detail: str, now_s: float) -> list:
+        """The navigation stack's verdict on the current goal (e.g. Nav2's NavigateToPose result): success ends a
+        navigate step (Nav2 judged the arrival), anything else fails the plan. Ignored outside navigate steps
+        (follow keeps refreshing its goal) and for goals of ended plans."""
+        if not self._running() or not isinstance(self._current_step(), Navigate):
+            return []
+        if succeeded:
+            return self._step_done(now_s)
+        target = self._current_step().target
+        return self._fail(f"I couldn't get to {describe_ref(target, self._scene_knowing(target))} ({detail}).")
 
     def tick(self, now_s: float) -> list:
         """Time-based transitions: timeouts, wait steps, rotation keep-alive.  Call it at a few Hz or more."""

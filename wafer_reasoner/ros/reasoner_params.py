@@ -7,6 +7,8 @@ from wafer_reasoner.runtime.core import DEFAULT_QUEUE_DEPTH
 
 # Every parameter of the node; config/reasoner.yaml mirrors this exactly (test_reasoner_node checks it).
 PARAMETERS = {
+    "autostart": Param(True, "Configure and activate the managed node at start. False: stay unconfigured until a "
+                             "lifecycle manager (or `ros2 lifecycle set`) configures and activates it."),
     "model_dir": Param(
         "", "Folder with planner.onnx, genai_config.json and tokenizer.json. Empty: the model shipped in the package."
     ),
@@ -33,6 +35,16 @@ PARAMETERS = {
     ),
     "control_rate_hz": Param(20.0, "Executor tick rate (timeouts, waits, rotation keep-alive), Hz.", 1.0, 200.0),
     "diagnostics_rate_hz": Param(1.0, "/diagnostics publishing rate, Hz.", 0.1, 10.0),
+    "markers_rate_hz": Param(2.0, "reasoner/markers (RViz MarkerArray) publishing rate while active, Hz (0: off).",
+                             0.0, 30.0),
+    "navigation.mode": Param(
+        "auto", "How navigation goals go out: action (a NavigateToPose action client: feedback, result, cancel; "
+        "needs navigation.action_type importable, e.g. nav2_msgs), topic (PoseStamped on goal_pose; a cancel "
+        "sends the current pose), auto (action where the type is importable, else topic)."),
+    "navigation.action_type": Param(
+        "nav2_msgs/action/NavigateToPose", "Action type of navigation.mode action/auto: package/action/Name with "
+        "Nav2's NavigateToPose goal (pose, behavior_tree), feedback and result."),
+    "navigation.action_name": Param("navigate_to_pose", "Action server name (relative: follows the namespace)."),
     "manipulator_replies_to_gripper": Param(
         True,
         "The manipulator answers every gripper command on manipulator/status too (sim_world does). "
@@ -95,6 +107,3 @@ PARAMETERS = {
         "reports pacing.behind_ms. Stop commands are never paced.",
     ),
 }
-LIMITS_PREFIX = "limits."
-ENGINE_PREFIX = "engine_"
-EXECUTOR_PREFIX = "executor."
