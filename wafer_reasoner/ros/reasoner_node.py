@@ -60,8 +60,8 @@ from wafer_reasoner.ros.params import declare_parameters, parameter_values
 from wafer_reasoner.ros.qos import COMMAND_QOS, SENSOR_QOS, SPEECH_QOS
 from wafer_reasoner.ros.reasoner_diagnostics import diagnostics_msg
 from wafer_reasoner.ros.reasoner_outputs import CoreOutputs
-from wafer_reasoner.ros.reasoner_params import PARAMETERS
-from wafer_reasoner.runtime.assembly import ConfigurationError, build_reasoner
+from wafer_reasoner.ros.reasoner_params import PARAMETERS, reasoner_from_parameters
+from wafer_reasoner.runtime.assembly import ConfigurationError
 from wafer_reasoner.runtime.core import WARN
 from wafer_reasoner.runtime.worker import PlanningWorker
 
@@ -106,7 +106,7 @@ class ReasonerNode(LifecycleNode):
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
         try:
             values = parameter_values(self, PARAMETERS)
-            reasoner = build_reasoner(values, clock=self._now)
+            reasoner = reasoner_from_parameters(values, clock=self._now)
             navigator = navigator_for(self, values)
         except (ConfigurationError, ModelLoadError) as error:
             self._configure_error = str(error)

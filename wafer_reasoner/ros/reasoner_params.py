@@ -3,7 +3,12 @@ exactly and the README's Parameters section documents it (test_reasoner_node.py 
 
 from wafer_reasoner.emulator.pacing import OFF
 from wafer_reasoner.ros.params import Param
+from wafer_reasoner.runtime.assembly import ConfigurationError, build_reasoner
 from wafer_reasoner.runtime.core import DEFAULT_QUEUE_DEPTH
+from wafer_reasoner.runtime.resources import ResourceError, config_file
+from wafer_reasoner.sim.scenario import ScenarioError, load_places_file
+
+SEMANTIC_MAP_FILE = "semantic_map.yaml"
 
 # Every parameter of the node; config/reasoner.yaml mirrors this exactly (test_reasoner_node checks it).
 PARAMETERS = {
@@ -107,3 +112,26 @@ PARAMETERS = {
         "reports pacing.behind_ms. Stop commands are never paced.",
     ),
 }
+
+
+def defaults() -> dict:
+    """{name: default} of every parameter."""
+    return {name: param.default for name, param in PARAMETERS.items()}
+
+
+def semantic_map(values: dict) -> tuple:
+    """(named places, the file they came from) of ``semantic_map_file``; ConfigurationError saying how to fix it."""
+    hint = "Set 'semantic_map_file' to a YAML file with 'places: [{name, x, y, yaw}]'."
+    try:
+        path = config_file(SEMANTIC_MAP_FILE, values["semantic_map_file"])
+        return load_places_file(str(path)), path
+    except ResourceError as error:
+        raise ConfigurationError(f"cannot read the semantic map: {error}. {hint}") from None
+    except ScenarioError as error:
+        raise ConfigurationError(f"{error}. {hint}") from None
+
+
+def reasoner_from_parameters(values: dict, *, clock=None):
+    """The Reasoner (runtime/assembly.py) these parameter values describe."""
+    places, map_file = semantic_map(values)
+    return build_reasoner(values, places, map_file, clock=clock)

@@ -1,10 +1,12 @@
 """A ready reasoner from flat parameter values: what reasoner_node's configure step and ``wafer-reasoner replay``
 both build, so a replayed session runs the same core the node ran.
 
-    reasoner = build_reasoner({"engine_candidates": 3, "limits.standoff_m": 0.5, ...}, clock=node_clock)
+    reasoner = build_reasoner({"engine_candidates": 3, "limits.standoff_m": 0.5, ...}, places, map_file,
+                              clock=node_clock)
     reasoner.core.on_scene(...)
 
-``values`` holds every parameter of reasoner_node's table (``ros/reasoner_params.py``) by its full name. Raises
+``values`` holds every parameter of reasoner_node's table (``ros/reasoner_params.py``) by its full name; the
+named places come from the semantic map (``ros/reasoner_params.py: semantic_map``). Raises
 ConfigurationError (parameters or files that cannot be used; the message says which and how to fix it) or
 ModelLoadError (the model folder).
 """
@@ -21,10 +23,8 @@ from wafer_reasoner.planner.limits import LimitsError, SafetyLimits
 from wafer_reasoner.planner.scene import Scene
 from wafer_reasoner.runtime.core import ReasonerCore
 from wafer_reasoner.runtime.emulation import emulator_for, reasoning_for
-from wafer_reasoner.runtime.resources import ResourceError, config_file
-from wafer_reasoner.sim.scenario import ScenarioError, load_places_file
+from wafer_reasoner.runtime.resources import ResourceError
 
-SEMANTIC_MAP_FILE = "semantic_map.yaml"
 LIMITS_PREFIX = "limits."
 ENGINE_PREFIX = "engine_"
 EXECUTOR_PREFIX = "executor."
@@ -54,17 +54,7 @@ def with_prefix(values: dict, prefix: str) -> dict:
     return {name[len(prefix):]: value for name, value in values.items() if name.startswith(prefix)}
 
 
-def load_semantic_map(path) -> tuple:
-    """Named places from a semantic map YAML; ConfigurationError naming the file when it cannot be used."""
-    try:
-        return load_places_file(str(path))
-    except ScenarioError as error:
-        raise ConfigurationError(
-            f"{error}. Set the 'semantic_map_file' parameter to a YAML file with 'places: [{{name, x, y, yaw}}]'."
-        ) from None
-
-
-def build_reasoner(values: dict, *, clock=None) -> Reasoner:
+def build_reasoner(values: dict, places: tuple, map_file, *, clock=None) -> Reasoner:
     """Limits, executor, semantic map, model, emulator and the core, from the parameter values."""
     try:
         limits = SafetyLimits.from_mapping(with_prefix(values, LIMITS_PREFIX))
@@ -74,12 +64,6 @@ def build_reasoner(values: dict, *, clock=None) -> Reasoner:
         executor = Executor(limits, **with_prefix(values, EXECUTOR_PREFIX))
     except ValueError as error:
         raise ConfigurationError(f"bad 'executor.*' / 'limits.*' parameters: {error}") from None
-    try:
-        map_file = config_file(SEMANTIC_MAP_FILE, values["semantic_map_file"])
-    except ResourceError as error:
-        raise ConfigurationError(f"cannot read the semantic map: {error}. Set 'semantic_map_file' to a YAML "
-                                 f"file with 'places: [{{name, x, y, yaw}}]'.") from None
-    places = load_semantic_map(map_file)
     try:
         pacing = check_mode(values["emulator.pacing"])
     except ValueError as error:
