@@ -21,6 +21,7 @@ import importlib
 import math
 from collections import deque
 
+from action_msgs.msg import GoalStatus
 from geometry_msgs.msg import PoseStamped
 
 from wafer_reasoner.ros.qos import COMMAND_QOS
@@ -28,7 +29,8 @@ from wafer_reasoner.runtime.assembly import ConfigurationError
 
 AUTO, ACTION, TOPIC = "auto", "action", "topic"
 MODES = (AUTO, ACTION, TOPIC)
-STATUS_SUCCEEDED, STATUS_CANCELED, STATUS_ABORTED = 4, 5, 6  # action_msgs/GoalStatus
+STATUS_SUCCEEDED, STATUS_CANCELED, STATUS_ABORTED = GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_CANCELED, \
+    GoalStatus.STATUS_ABORTED
 
 
 def action_type_named(name: str):

@@ -1,0 +1,74 @@
+"""wafer-reasoner record / replay: a real node session over DDS recorded into a rosbag2 (rosbags), then replayed
+through the core without DDS; the same code replays the same plans, and a change that alters a plan is reported."""
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+rclpy = pytest.importorskip("rclpy")
+pytest.importorskip("rosbags")
+
+import test_reasoner_node as base  # noqa: E402
+
+from wafer_reasoner.demo.processes import start_node, stop_process  # noqa: E402
+from wafer_reasoner.ros.bag_replay import differences  # noqa: E402
+from wafer_reasoner.ros.bags import read_session  # noqa: E402
+
+domain_id, ros_context, reasoner = base.domain_id, base.ros_context, base.reasoner  # fixtures, used by name
+SESSION = ("go to the kitchen", "bring me the red cup", "stop")
+
+
+def test_differences_name_the_plan_the_utterance_and_both_sides():
+    recorded = {1: ("go to the kitchen", "navigate(place:kitchen)", "ok"), 2: ("stop", "stop()", "ok")}
+    assert differences(recorded, dict(recorded)) == []
+    replayed = {1: ("go to the kitchen", "", "rejected"), 2: ("stop", "stop()", "ok"), 3: ("turn", "rotate(90)", "ok")}
+    assert differences(recorded, replayed) == [
+        "plan 1 'go to the kitchen': recorded navigate(place:kitchen) [ok], replayed - [rejected]",
+        "plan 3 'turn': recorded (not recorded), replayed rotate(90) [ok]",
+    ]
+
+
+def replay(bag, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "wafer_reasoner.cli", "replay", str(bag), *args],
+                          cwd=base.REPO, env=base._node_env(0), capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.skipif(not base.SHIPPED_MODEL.is_file(), reason="needs the shipped planner model")
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_a_recorded_session_replays_to_the_same_plans_and_a_changed_limit_shows_up(reasoner, domain_id, tmp_path,
+                                                                                   storage):
+    bag = tmp_path / "session"
+    recorder = start_node("bag_recorder", [], base._node_env(domain_id), log_path=tmp_path / "recorder.log",
+                          arguments=["--output", str(bag), "--storage", storage])
+    try:
+        reasoner.spin_until(lambda: reasoner.speech.get_subscription_count() >= 2, "the recorder on the topics")
+        reasoner.spin_until(lambda: "parameters are in the bag" in (tmp_path / "recorder.log").read_text(),
+                            "the recorder to read the reasoner's parameters")
+        reasoner.publish_odom_and_wait(*base.ROBOT_START)
+        reasoner.publish_scene_and_wait(base.red_cup_scene())
+        plans = [reasoner.say(text) for text in SESSION]
+        quiet_until = time.monotonic() + 1.0
+        reasoner.spin_until(lambda: time.monotonic() > quiet_until, "the last messages to reach the recorder")
+    finally:
+        assert stop_process(recorder) == 0, (tmp_path / "recorder.log").read_text()
+    messages, parameters = read_session(bag)
+    assert parameters["limits.max_scene_age_s"] == 10.0  # the node's own values, not the defaults
+    topics = {m.topic for m in messages}
+    assert {"speech/transcript", "odom", "perception/objects", "reasoner/plan", "goal_pose", "cmd_vel"} <= topics
+
+    same = replay(bag)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert f"{len(SESSION)} plans, {len(SESSION)} recorded, 0 differ" in same.stdout
+    changed = replay(bag, "-p", "limits.workspace_max_x_m:=3.0")  # the kitchen (x 4.0) is now out of bounds
+    assert changed.returncode == 1, changed.stdout + changed.stderr
+    kitchen = f"DIFF plan {plans[0]['plan_id']} 'go to the kitchen': recorded navigate(place:kitchen) [ok], replayed"
+    assert kitchen in changed.stdout
+
+
+def test_an_unreadable_bag_is_refused_with_exit_2(tmp_path):
+    result = replay(tmp_path / "no_bag_here")
+    assert result.returncode == 2 and "no such bag folder" in result.stderr and "Traceback" not in result.stderr
+    assert os.path.exists(tmp_path)
