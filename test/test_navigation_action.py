@@ -31,7 +31,8 @@ def test_auto_mode_finds_the_action_type_only_where_it_is_installed():
 
 def test_results_become_verdicts_and_drive_the_navigate_step():
     assert result_verdict(STATUS_SUCCEEDED, 0, "") == (True, "")
-    assert result_verdict(STATUS_ABORTED, 104, "no valid path") == (False, "navigation aborted, error 104: no valid path")
+    verdict = result_verdict(STATUS_ABORTED, 104, "no valid path")
+    assert verdict == (False, "navigation aborted, error 104: no valid path")
     limits = SafetyLimits()
     scene = Scene(places=(NamedPlace("kitchen", 4.0, 2.5),), robot=RobotPose(0.0, 0.0, 0.0))
     executor = Executor(limits)
@@ -91,7 +92,8 @@ class ActionStack:
         deadline = time.monotonic() + timeout_s
         while not (value := condition()):
             for name, process in self.processes.items():
-                assert process.poll() is None, f"{name} exited waiting for {what}\n{log_tail(self.log_dir / f'{name}.log')}"
+                log = log_tail(self.log_dir / f"{name}.log")
+                assert process.poll() is None, f"{name} exited waiting for {what}\n{log}"
             assert time.monotonic() < deadline, f"gave up waiting for {what}\n" + "\n".join(
                 log_tail(self.log_dir / f"{name}.log") for name in self.processes)
             self.executor.spin_once(timeout_sec=0.05)
