@@ -1,0 +1,172 @@
+"""Two robots on one ROS domain, each a sim_world and a reasoner_node started as processes with
+`-r __ns:=/robot1` / `/robot2` and a tuned params file of its own (keyed /**, as config/reasoner.yaml is): each
+robot follows its own command and uses its own parameters. The launch-file version (demo.launch.py twice, with
+namespace:= and params_file:=) runs where ROS 2 launch is installed and skips here."""
+
+import json
+import math
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+rclpy = pytest.importorskip("rclpy")
+
+from geometry_msgs.msg import PoseStamped  # noqa: E402
+from rcl_interfaces.srv import GetParameters  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.parameter import parameter_value_to_python  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+from test_integration import CONFIG, SCENARIO, needs_trained_model  # noqa: E402
+
+from wafer_reasoner.demo.processes import log_tail, reserve_domain_id, ros_env, start_node, stop_process  # noqa: E402
+from wafer_reasoner.ros.qos import COMMAND_QOS, PLAN_QOS, SPEECH_QOS  # noqa: E402
+
+WAIT_S = 60.0
+CUP = (4.8, 3.2)  # bring_red_cup.yaml
+KITCHEN = (4.0, 2.5)  # config/semantic_map.yaml
+TUNING = {  # namespace: (reasoner parameters, what the robot is told)
+    "robot1": ({"engine_candidates": 1, "limits": {"standoff_m": 0.6}}, "go to the kitchen"),
+    "robot2": ({"engine_candidates": 3, "limits": {"standoff_m": 0.4}}, "bring me the red cup"),
+}
+
+
+def tuned_params_file(folder: Path, namespace: str) -> Path:
+    """config/reasoner.yaml with this robot's values, keyed /** like the original."""
+    data = yaml.safe_load((CONFIG / "reasoner.yaml").read_text())
+    params = data["/**"]["ros__parameters"]
+    changes, _ = TUNING[namespace]
+    for key, value in changes.items():
+        if isinstance(value, dict):
+            params[key].update(value)
+        else:
+            params[key] = value
+    params["limits"]["max_scene_age_s"] = 10.0
+    path = folder / f"{namespace}_reasoner.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+class Fleet:
+    """The probe's side of both robots' topics."""
+
+    def __init__(self, domain_id: int) -> None:
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=domain_id)
+        self.node = rclpy.create_node("fleet_probe", context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.plans = {ns: [] for ns in TUNING}
+        self.goals = {ns: [] for ns in TUNING}
+        self.speech = {}
+        for ns in TUNING:
+            self.node.create_subscription(String, f"/{ns}/reasoner/plan", self._plan_recorder(ns), PLAN_QOS)
+            self.node.create_subscription(PoseStamped, f"/{ns}/goal_pose", self.goals[ns].append, COMMAND_QOS)
+            self.speech[ns] = self.node.create_publisher(String, f"/{ns}/speech/transcript", SPEECH_QOS)
+
+    def _plan_recorder(self, ns):
+        return lambda msg: self.plans[ns].append(json.loads(msg.data))
+
+    def spin_until(self, condition, what: str, processes: dict, log_dir: Path):
+        deadline = time.monotonic() + WAIT_S
+        while not (value := condition()):
+            for name, process in processes.items():
+                log = log_tail(log_dir / f"{name}.log")
+                assert process.poll() is None, f"{name} exited waiting for {what}\n{log}"
+            assert time.monotonic() < deadline, f"gave up waiting for {what}"
+            self.executor.spin_once(timeout_sec=0.05)
+        return value
+
+    def parameter(self, ns: str, name: str, spin):
+        client = self.node.create_client(GetParameters, f"/{ns}/reasoner_node/get_parameters")
+        spin(client.service_is_ready, f"/{ns}/reasoner_node's parameter service")
+        future = client.call_async(GetParameters.Request(names=[name]))
+        spin(future.done, f"{name} of /{ns}/reasoner_node")
+        return parameter_value_to_python(future.result().values[0])
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
+        self.context.try_shutdown()
+
+
+def check_each_robot_follows_its_own_command_with_its_own_parameters(fleet: Fleet, spin) -> None:
+    for ns in TUNING:
+        spin(lambda n=ns: fleet.speech[n].get_subscription_count() > 0, f"/{ns}/reasoner_node")
+    assert fleet.parameter("robot1", "engine_candidates", spin) == 1
+    assert fleet.parameter("robot2", "engine_candidates", spin) == 3
+    assert fleet.parameter("robot2", "limits.standoff_m", spin) == 0.4
+    deadline = time.monotonic() + 3.0  # scenes and poses reach both reasoners
+    spin(lambda: time.monotonic() > deadline, "the first scenes")
+    for ns, (_, command) in TUNING.items():
+        fleet.speech[ns].publish(String(data=command))
+    plans = {ns: spin(lambda n=ns: [b for b in fleet.plans[n] if b["type"] == "plan"], f"/{ns}'s plan")[0]
+             for ns in TUNING}
+    assert plans["robot1"]["plan"] == "navigate(place:kitchen)", plans["robot1"]
+    assert plans["robot2"]["plan"].startswith("navigate(obj:cup_red); pick(obj:cup_red)"), plans["robot2"]
+    assert [plans[ns]["emulated"]["decoded"] for ns in TUNING] == [1, 3]  # engine_candidates of each file
+    goals = {ns: spin(lambda n=ns: fleet.goals[n], f"/{ns}/goal_pose")[0].pose.position for ns in TUNING}
+    assert math.hypot(goals["robot1"].x - KITCHEN[0], goals["robot1"].y - KITCHEN[1]) < 1e-6
+    assert math.hypot(goals["robot2"].x - CUP[0], goals["robot2"].y - CUP[1]) == pytest.approx(0.4, abs=1e-6)
+    assert len(fleet.plans["robot1"]) == len([b for b in fleet.plans["robot1"] if b["plan_id"] == 1])  # no cross-talk
+
+
+@needs_trained_model
+def test_two_namespaced_robots_each_follow_their_own_command_with_their_own_params(tmp_path):
+    lease = reserve_domain_id()
+    env, processes = ros_env(lease.domain_id), {}
+    fleet = None
+    try:
+        for ns in TUNING:
+            ns_args = ["-r", f"__ns:=/{ns}"]
+            sim_args = [*ns_args, "--params-file", str(CONFIG / "sim_world.yaml"), "-p", f"scenario:={SCENARIO}"]
+            processes[f"{ns}_sim_world"] = start_node("sim_world", sim_args, env,
+                                                      log_path=tmp_path / f"{ns}_sim_world.log")
+            processes[f"{ns}_reasoner_node"] = start_node(
+                "reasoner_node", [*ns_args, "--params-file", str(tuned_params_file(tmp_path, ns))], env,
+                log_path=tmp_path / f"{ns}_reasoner_node.log")
+        fleet = Fleet(lease.domain_id)
+
+        def spin(condition, what):
+            return fleet.spin_until(condition, what, processes, tmp_path)
+
+        check_each_robot_follows_its_own_command_with_its_own_parameters(fleet, spin)
+    finally:
+        if fleet is not None:
+            fleet.close()
+        for process in processes.values():
+            stop_process(process)
+        lease.release()
+
+
+@needs_trained_model
+def test_two_robots_from_demo_launch_with_namespace_and_params_file(tmp_path, monkeypatch):
+    launch = pytest.importorskip("launch", reason="ROS 2 launch is not installed (it is not on PyPI)")
+    pytest.importorskip("launch_ros", reason="ROS 2 launch_ros is not installed (it is not on PyPI)")
+    if not hasattr(launch, "LaunchService"):
+        pytest.skip("the 'launch' module here is not ROS 2's launch")
+    from launch.actions import IncludeLaunchDescription
+    from launch.launch_description_sources import PythonLaunchDescriptionSource
+
+    lease = reserve_domain_id()
+    service = launch.LaunchService()
+    demo = str(Path(__file__).resolve().parents[1] / "launch" / "demo.launch.py")
+    for ns in TUNING:
+        arguments = {"namespace": ns, "params_file": str(tuned_params_file(tmp_path, ns))}
+        service.include_launch_description(
+            IncludeLaunchDescription(PythonLaunchDescriptionSource(demo), launch_arguments=arguments.items()))
+    for key, value in ros_env(lease.domain_id).items():  # the launched processes inherit it; undone after
+        monkeypatch.setenv(key, value)
+    runner = threading.Thread(target=service.run, daemon=True)
+    runner.start()
+    fleet = Fleet(lease.domain_id)
+    try:
+        check_each_robot_follows_its_own_command_with_its_own_parameters(
+            fleet, lambda condition, what: fleet.spin_until(condition, what, {}, tmp_path))
+    finally:
+        fleet.close()
+        service.shutdown()
+        runner.join(timeout=30)
+        lease.release()
