@@ -72,3 +72,17 @@ def test_an_unreadable_bag_is_refused_with_exit_2(tmp_path):
     result = replay(tmp_path / "no_bag_here")
     assert result.returncode == 2 and "no such bag folder" in result.stderr and "Traceback" not in result.stderr
     assert os.path.exists(tmp_path)
+
+
+@pytest.mark.skipif(not base.SHIPPED_MODEL.is_file(), reason="needs the shipped planner model")
+def test_the_demo_records_its_run_and_the_recording_replays_clean(tmp_path):
+    from test_integration import _run_demo, _write_scenario
+
+    scenario = _write_scenario(tmp_path / "dock.yaml", say="go to the dock", near_place="dock", timeout_s=30)
+    bag = tmp_path / "demo_bag"
+    result = _run_demo(tmp_path, "--scenario", str(scenario), "--record", str(bag), timeout_s=180)
+    assert result.returncode == 0, result.stdout + result.stderr
+    messages, parameters = read_session(bag)
+    assert parameters is not None and any(m.topic == "speech/transcript" for m in messages)
+    same = replay(bag)
+    assert same.returncode == 0 and "1 plans, 1 recorded, 0 differ" in same.stdout, same.stdout + same.stderr
