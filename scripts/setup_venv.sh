@@ -83,7 +83,7 @@ src_fingerprint() {
   (
     cd "$REPO"
     local paths=()
-    for path in setup.py setup.cfg package.xml resource wafer_reasoner launch config; do
+    for path in setup.py setup.cfg package.xml resource wafer_reasoner launch config rviz; do
       [[ -e "$path" ]] && paths+=("$path")
     done
     find "${paths[@]}" -type f ! -path '*/__pycache__/*' ! -name '*.pyc' -printf '%p %s %T@\n' | LC_ALL=C sort

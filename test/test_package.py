@@ -30,7 +30,7 @@ NOT_EXEC_DEPENDS = {
     "nav2_msgs": "optional: navigation through NavigateToPose where Nav2 is installed, else the goal_pose topic",
     "rosbags": "the [bags] extra: wafer-reasoner record / replay (no rosdep key; pip install rosbags)",
 }
-PACKAGE_SOURCES = ("setup.py", "setup.cfg", "package.xml", "resource", "wafer_reasoner", "launch", "config")
+PACKAGE_SOURCES = ("setup.py", "setup.cfg", "package.xml", "resource", "wafer_reasoner", "launch", "config", "rviz")
 
 
 def test_package_xml_is_format_3_ament_python_with_the_deps():
@@ -130,6 +130,7 @@ def test_wheel_puts_executables_in_lib_wafer_reasoner(source_copy, tmp_path):
         assert f"{data}/data/share/ament_index/resource_index/packages/wafer_reasoner" in infos
         assert f"{data}/data/share/wafer_reasoner/config/scenarios/bring_red_cup.yaml" in infos
         assert f"{data}/data/share/wafer_reasoner/config/semantic_map.yaml" in infos
+        assert f"{data}/data/share/wafer_reasoner/rviz/wafer_reasoner.rviz" in infos
         entry_points = archive.read(next(name for name in infos if name.endswith("entry_points.txt"))).decode()
     assert "sim_world = wafer_reasoner.ros.sim_world_node:main" in entry_points
     assert all(f"{exe} = " in entry_points for exe in EXECUTABLES)
