@@ -5,7 +5,8 @@ namespace:= and params_file:=) runs where ROS 2 launch is installed and skips he
 
 import json
 import math
-import threading
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -141,32 +142,39 @@ def test_two_namespaced_robots_each_follow_their_own_command_with_their_own_para
         lease.release()
 
 
+# a child process: LaunchService runs only in a main thread
+LAUNCH_ROBOTS = """
+import sys
+from launch import LaunchService
+from launch.actions import IncludeLaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+service = LaunchService()
+for namespace, params_file in zip(sys.argv[2::2], sys.argv[3::2]):
+    arguments = {"namespace": namespace, "params_file": params_file}
+    service.include_launch_description(IncludeLaunchDescription(PythonLaunchDescriptionSource(sys.argv[1]),
+                                                                launch_arguments=arguments.items()))
+sys.exit(service.run())
+"""
+
+
 @needs_trained_model
-def test_two_robots_from_demo_launch_with_namespace_and_params_file(tmp_path, monkeypatch):
+def test_two_robots_from_demo_launch_with_namespace_and_params_file(tmp_path):
     launch = pytest.importorskip("launch", reason="ROS 2 launch is not installed (it is not on PyPI)")
     pytest.importorskip("launch_ros", reason="ROS 2 launch_ros is not installed (it is not on PyPI)")
     if not hasattr(launch, "LaunchService"):
         pytest.skip("the 'launch' module here is not ROS 2's launch")
-    from launch.actions import IncludeLaunchDescription
-    from launch.launch_description_sources import PythonLaunchDescriptionSource
-
     lease = reserve_domain_id()
-    service = launch.LaunchService()
     demo = str(Path(__file__).resolve().parents[1] / "launch" / "demo.launch.py")
-    for ns in TUNING:
-        arguments = {"namespace": ns, "params_file": str(tuned_params_file(tmp_path, ns))}
-        service.include_launch_description(
-            IncludeLaunchDescription(PythonLaunchDescriptionSource(demo), launch_arguments=arguments.items()))
-    for key, value in ros_env(lease.domain_id).items():  # the launched processes inherit it; undone after
-        monkeypatch.setenv(key, value)
-    runner = threading.Thread(target=service.run, daemon=True)
-    runner.start()
+    arguments = [item for ns in TUNING for item in (ns, str(tuned_params_file(tmp_path, ns)))]
+    with open(tmp_path / "launch.log", "wb") as log:
+        launcher = subprocess.Popen([sys.executable, "-c", LAUNCH_ROBOTS, demo, *arguments],
+                                    env=ros_env(lease.domain_id), stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
     fleet = Fleet(lease.domain_id)
     try:
         check_each_robot_follows_its_own_command_with_its_own_parameters(
-            fleet, lambda condition, what: fleet.spin_until(condition, what, {}, tmp_path))
+            fleet, lambda condition, what: fleet.spin_until(condition, what, {"launch": launcher}, tmp_path))
     finally:
         fleet.close()
-        service.shutdown()
-        runner.join(timeout=30)
+        stop_process(launcher, grace_s=20.0)
         lease.release()
