@@ -45,6 +45,18 @@ def test_results_become_verdicts_and_drive_the_navigate_step():
     assert executor.on_navigation_result(True, "", 4.0) == []  # a late result of an ended plan
 
 
+def test_feedback_progress_restarts_the_navigate_timeout_and_no_progress_lets_it_fail():
+    scene = Scene(places=(NamedPlace("kitchen", 4.0, 2.5),), robot=RobotPose(0.0, 0.0, 0.0))
+    executor = Executor(SafetyLimits(), nav_timeout_s=10.0)
+    executor.start(parse_plan("navigate(place:kitchen)"), scene, 0.0)
+    executor.on_navigation_feedback(5.0, 8.0)
+    executor.on_navigation_feedback(4.95, 15.0)  # 5 cm: not progress
+    executor.on_navigation_feedback(4.0, 16.0)
+    assert executor.tick(25.0) == [] and executor.state.value == "running"  # 9 s since the last progress
+    executor.tick(26.5)
+    assert executor.state.value == "failed"  # 10.5 s without progress
+
+
 # ---- over DDS -------------------------------------------------------------------------------------------------
 
 rclpy = pytest.importorskip("rclpy")

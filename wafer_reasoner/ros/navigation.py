@@ -4,13 +4,14 @@
     navigator.send(pose_stamped)                          # a NavigationGoal, converted
     navigator.cancel(current_pose_stamped)                # CancelGoals
     navigator.on_result = callback(succeeded, detail)     # action only: the result of the goal in flight
+    navigator.on_feedback = callback(distance_remaining_m) # action only: its progress
 
 ``action``: one ActionClient of ``navigation.action_type`` (default ``nav2_msgs/action/NavigateToPose``) on
 ``navigation.action_name``. Each goal replaces the one before (Nav2 preempts too); only the newest goal's result
 reaches ``on_result``: SUCCEEDED ends the navigate step, ABORTED / rejected / no server fails the plan, a cancel
-we asked for is expected and not reported. Feedback (distance remaining, the pose Nav2 sees) is kept for
-/diagnostics and the markers. A cancel is the action's cancel. ``topic``: goals on ``goal_pose``; a cancel
-sends the current pose (goal_pose has no cancel). ``auto``: the action when its type can be imported (a system
+we asked for is expected and not reported. Feedback's distance remaining goes to ``on_feedback`` (progress
+restarts the navigate step's timeout) and /diagnostics. A cancel is the action's cancel. ``topic``: goals on
+``goal_pose``; a cancel sends the current pose (goal_pose has no cancel). ``auto``: the action when its type can be imported (a system
 ROS install with nav2_msgs), else the topic. Results are handed to ``on_result`` from a guard condition, so it
 never runs inside a core call.
 """
@@ -76,7 +77,7 @@ class TopicNavigator:
     def __init__(self, node) -> None:
         self._node = node
         self._publisher = node.create_lifecycle_publisher(PoseStamped, "goal_pose", COMMAND_QOS)
-        self.on_result = None
+        self.on_result = self.on_feedback = None
 
     def describe(self) -> str:
         return "the goal_pose topic"
@@ -110,7 +111,7 @@ class ActionNavigator:
         self._handle = None  # the newest goal's handle once accepted
         self._verdicts: deque = deque()  # (serial, succeeded, detail) to hand to on_result
         self._signal = node.create_guard_condition(self._deliver)
-        self.on_result = None
+        self.on_result = self.on_feedback = None
         self.distance_remaining_m = math.nan
         self.goals_sent = 0
 
@@ -157,8 +158,11 @@ class ActionNavigator:
         handle.get_result_async().add_done_callback(lambda done: self._on_result(serial, done.result()))
 
     def _on_feedback(self, serial: int, message) -> None:
+        """On the executor thread (rclpy runs feedback callbacks there), never inside a core call."""
         if serial == self._serial:
             self.distance_remaining_m = float(message.feedback.distance_remaining)
+            if self.on_feedback is not None:
+                self.on_feedback(self.distance_remaining_m)
 
     def _on_result(self, serial: int, response) -> None:
         result = response.result

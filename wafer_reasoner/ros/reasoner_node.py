@@ -156,6 +156,7 @@ class ReasonerNode(LifecycleNode):
             timers.append(self.create_timer(1.0 / self._param("markers_rate_hz"),
                                             self._guarded("markers", self._out.publish_markers)))
         self._navigator.on_result = self._guarded("navigation", self._on_navigation_result)
+        self._navigator.on_feedback = self._guarded("navigation_feedback", self._on_navigation_feedback)
         self._active_parts = [*created.values(), self._planned_signal, *timers, self._worker,
                               EmergencyStopListener(self, self._on_emergency_stop)]
 
@@ -164,7 +165,7 @@ class ReasonerNode(LifecycleNode):
         publishers are still enabled)."""
         with self._lock:
             self._out.publish(self._core.emergency_stop(self._now(), reason=why))
-            self._navigator.on_result = None
+            self._navigator.on_result = self._navigator.on_feedback = None
         for part in self._active_parts:
             self._destroy(part)
         with self._lock:  # the answer being planned when the worker closed was dropped by the stop: let it go
@@ -299,6 +300,9 @@ class ReasonerNode(LifecycleNode):
 
     def _on_navigation_result(self, succeeded: bool, detail: str) -> None:
         self._out.publish(self._core.on_navigation_result(succeeded, detail, self._now()))
+
+    def _on_navigation_feedback(self, remaining_m: float) -> None:
+        self._core.on_navigation_feedback(remaining_m, self._now())
 
     def _on_control_tick(self) -> None:
         self._out.publish(self._core.tick(self._now()))

@@ -368,6 +368,10 @@ class ReasonerCore:
         """The navigation stack's verdict on the goal in flight (a NavigateToPose result)."""
         return self._dispatch(self.executor.on_navigation_result(succeeded, detail, now_s), now_s)
 
+    def on_navigation_feedback(self, remaining_m: float, now_s: float) -> None:
+        """The navigation stack's progress on the goal in flight (NavigateToPose feedback)."""
+        self.executor.on_navigation_feedback(remaining_m, now_s)
+
     def tick(self, now_s: float) -> tuple:
         out = ()
         expired = self.gate.expire(now_s, self.executor.manip_timeout_s)
