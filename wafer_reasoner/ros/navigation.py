@@ -11,9 +11,9 @@
 reaches ``on_result``: SUCCEEDED ends the navigate step, ABORTED / rejected / no server fails the plan, a cancel
 we asked for is expected and not reported. Feedback's distance remaining goes to ``on_feedback`` (progress
 restarts the navigate step's timeout) and /diagnostics. A cancel is the action's cancel. ``topic``: goals on
-``goal_pose``; a cancel sends the current pose (goal_pose has no cancel). ``auto``: the action when its type can be imported (a system
-ROS install with nav2_msgs), else the topic. Results are handed to ``on_result`` from a guard condition, so it
-never runs inside a core call.
+``goal_pose``; a cancel sends the current pose (goal_pose has no cancel). ``auto``: the action when its type can
+be imported (a system ROS install with nav2_msgs), else the topic. Results are handed to ``on_result`` from a
+guard condition, so it never runs inside a core call.
 """
 
 from __future__ import annotations
