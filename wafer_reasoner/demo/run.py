@@ -151,16 +151,8 @@ def run_demo(args) -> int:
     previous = {sig: signal.signal(sig, _raise_interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
     reported = ""  # a node whose death _supervise already reported
     try:
-        for name in ("sim_world", "reasoner_node"):
-            processes[name] = start_node(name, node_args[name], env, log_path=log_dir / f"{name}.log")
-        if args.record:  # stopped with the nodes (SIGINT closes the bag)
-            processes["bag_recorder"] = start_node("bag_recorder", node_args["bag_recorder"], env,
-                                                   log_path=log_dir / "bag_recorder.log",
-                                                   arguments=["--output", args.record])
-        operator = processes["demo_operator"] = start_node(
-            "demo_operator", node_args["demo_operator"], env, log_path=log_dir / "demo_operator.log",
-            stdout=subprocess.PIPE,
-        )  # fmt: skip
+        _start_nodes(processes, node_args, env, log_dir, args.record)
+        operator = processes["demo_operator"]
         reader = threading.Thread(target=_stream, args=(operator.stdout, lines, show), daemon=True)
         reader.start()
         code, result, reported = _supervise(processes, operator, reader, show, lines, log_dir, timeout_s)
@@ -180,6 +172,17 @@ def run_demo(args) -> int:
         lease.release()
     print(result, flush=True)  # always the last line
     return code
+
+
+def _start_nodes(processes: dict, node_args: dict, env: dict, log_dir: Path, record: str) -> None:
+    """sim_world, reasoner_node, the bag recorder when asked (SIGINT at the end closes its bag), then the operator
+    (its stdout piped to us); into ``processes`` as they start, so a failed start still stops the earlier ones."""
+    names = ["sim_world", "reasoner_node"] + (["bag_recorder"] if record else [])
+    for name in names:
+        extra = {"arguments": ["--output", record]} if name == "bag_recorder" else {}
+        processes[name] = start_node(name, node_args[name], env, log_path=log_dir / f"{name}.log", **extra)
+    processes["demo_operator"] = start_node("demo_operator", node_args["demo_operator"], env,
+                                            log_path=log_dir / "demo_operator.log", stdout=subprocess.PIPE)
 
 
 def _supervise(processes, operator, reader, show, lines, log_dir: Path, timeout_s: float) -> tuple:
