@@ -36,13 +36,35 @@ def replay(bag, *args) -> subprocess.CompletedProcess:
                           cwd=base.REPO, env=base._node_env(0), capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.skipif(not base.SHIPPED_MODEL.is_file(), reason="needs the shipped planner model")
 @pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
-def test_a_recorded_session_replays_to_the_same_plans_and_a_changed_limit_shows_up(reasoner, domain_id, tmp_path,
-                                                                                   storage):
+def test_both_storages_keep_messages_stamps_and_the_metadata(tmp_path, storage):
+    from rclpy.serialization import serialize_message
+    from std_msgs.msg import String
+
+    from wafer_reasoner.ros.bag_record import _typestore, open_writer
+    from wafer_reasoner.ros.bags import NAMESPACE_KEY, PARAMETERS_KEY
+
+    writer = open_writer(tmp_path / "bag", storage)
+    writer.set_custom_data(NAMESPACE_KEY, "/robot1")
+    speech = writer.add_connection("/robot1/speech/transcript", "std_msgs/msg/String", typestore=_typestore())
+    writer.add_connection("/robot1/say", "std_msgs/msg/String", typestore=_typestore())  # none written: fine
+    for stamp_ns, text in ((2_000_000_000, "stop"), (1_500_000_000, "go to the dock")):
+        writer.write(speech, stamp_ns, serialize_message(String(data=text)))
+    writer.set_custom_data(PARAMETERS_KEY, '{"engine_candidates": 3}')
+    writer.close()
+    messages, parameters = read_session(tmp_path / "bag")
+    assert [(m.topic, m.stamp_s, m.msg.data) for m in messages] == [
+        ("speech/transcript", 1.5, "go to the dock"), ("speech/transcript", 2.0, "stop")]  # time order
+    assert parameters == {"engine_candidates": 3}
+    with pytest.raises(Exception, match="exists"):
+        open_writer(tmp_path / "bag", storage)  # never overwritten
+
+
+@pytest.mark.skipif(not base.SHIPPED_MODEL.is_file(), reason="needs the shipped planner model")
+def test_a_recorded_session_replays_to_the_same_plans_and_a_changed_limit_shows_up(reasoner, domain_id, tmp_path):
     bag = tmp_path / "session"
     recorder = start_node("bag_recorder", [], base._node_env(domain_id), log_path=tmp_path / "recorder.log",
-                          arguments=["--output", str(bag), "--storage", storage])
+                          arguments=["--output", str(bag)])
     try:
         reasoner.spin_until(lambda: reasoner.speech.get_subscription_count() >= 2, "the recorder on the topics")
         reasoner.spin_until(lambda: "parameters are in the bag" in (tmp_path / "recorder.log").read_text(),
