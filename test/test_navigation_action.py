@@ -6,7 +6,6 @@ through the action. Without the action type, auto mode falls back to the goal_po
 import importlib.util
 import json
 import math
-import time
 
 import pytest
 
@@ -60,26 +59,24 @@ def test_feedback_progress_restarts_the_navigate_timeout_and_no_progress_lets_it
 # ---- over DDS -------------------------------------------------------------------------------------------------
 
 rclpy = pytest.importorskip("rclpy")
+from dds_probe import ProbeNode  # noqa: E402
 from geometry_msgs.msg import PoseStamped  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from test_integration import CONFIG, SCENARIO, startable_model_dir  # noqa: E402
 
-from wafer_reasoner.demo.processes import log_tail, reserve_domain_id, ros_env, start_node, stop_process  # noqa: E402
+from wafer_reasoner.demo.processes import reserve_domain_id, ros_env, start_node, stop_process  # noqa: E402
 from wafer_reasoner.ros.qos import COMMAND_QOS, PLAN_QOS, SENSOR_QOS, SPEECH_QOS  # noqa: E402
 
-WAIT_S = 60.0
 
-
-class ActionStack:
-    """sim_world serving navigate_to_pose, reasoner_node using it, and a probe."""
+class ActionStack(ProbeNode):
+    """sim_world serving navigate_to_pose, reasoner_node using it, and the probe."""
 
     def __init__(self, log_dir) -> None:
         self.lease = reserve_domain_id()
-        env, self.log_dir = ros_env(self.lease.domain_id), log_dir
+        env = ros_env(self.lease.domain_id)
         action = f"navigation_action_type:={TEST_ACTION}"
-        self.processes = {
+        processes = {
             "sim_world": start_node("sim_world", ["--params-file", str(CONFIG / "sim_world.yaml"), "-p",
                                                   f"scenario:={SCENARIO}", "-p", action], env,
                                     log_path=log_dir / "sim_world.log"),
@@ -88,28 +85,13 @@ class ActionStack:
                 "-p", "navigation.mode:=action", "-p", f"navigation.action_type:={TEST_ACTION}"], env,
                 log_path=log_dir / "reasoner_node.log"),
         }
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context, domain_id=self.lease.domain_id)
-        self.node = rclpy.create_node("action_probe", context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
+        super().__init__(self.lease.domain_id, "action_probe", processes=processes, log_dir=log_dir)
         self.plan, self.goal_pose, self.odom = [], [], None
         self.node.create_subscription(String, "reasoner/plan", lambda m: self.plan.append(json.loads(m.data)),
                                       PLAN_QOS)
         self.node.create_subscription(PoseStamped, "goal_pose", self.goal_pose.append, COMMAND_QOS)
         self.node.create_subscription(Odometry, "odom", lambda m: setattr(self, "odom", m), SENSOR_QOS)
         self.speech = self.node.create_publisher(String, "speech/transcript", SPEECH_QOS)
-
-    def spin_until(self, condition, what: str, timeout_s: float = WAIT_S):
-        deadline = time.monotonic() + timeout_s
-        while not (value := condition()):
-            for name, process in self.processes.items():
-                log = log_tail(self.log_dir / f"{name}.log")
-                assert process.poll() is None, f"{name} exited waiting for {what}\n{log}"
-            assert time.monotonic() < deadline, f"gave up waiting for {what}\n" + "\n".join(
-                log_tail(self.log_dir / f"{name}.log") for name in self.processes)
-            self.executor.spin_once(timeout_sec=0.05)
-        return value
 
     def events(self, plan_id: int, kind: str) -> list:
         return [b for b in self.plan if b["type"] == "event" and b["plan_id"] == plan_id and b["event"] == kind]
@@ -120,9 +102,7 @@ class ActionStack:
         return self.spin_until(lambda: [b for b in self.plan if b["type"] == "plan"][before:], text)[0]
 
     def close(self) -> None:
-        self.executor.shutdown()
-        self.node.destroy_node()
-        self.context.try_shutdown()
+        super().close()
         for process in self.processes.values():
             stop_process(process)
         self.lease.release()
@@ -142,7 +122,7 @@ def stack(tmp_path):
 def test_navigation_goes_through_the_action_and_a_stop_cancels_it(stack):
     log = stack.log_dir / "reasoner_node.log"
     stack.spin_until(lambda: "navigate_to_pose action (wafer_test_nav2_msgs)" in log.read_text(), "action mode")
-    time.sleep(1.0)  # a scene and a pose reach the reasoner
+    stack.spin_for(1.0)  # a scene and a pose reach the reasoner
     plan = stack.say("go to the kitchen")  # about 9 m: 20 s of driving
     assert plan["status"] == "ok", plan
     stack.spin_until(lambda: stack.events(plan["plan_id"], "step_started"), "the navigate step")
@@ -152,11 +132,9 @@ def test_navigation_goes_through_the_action_and_a_stop_cancels_it(stack):
     stop = stack.say("stop")
     assert stop["plan"] == "stop()"
     stack.spin_until(lambda: stack.events(plan["plan_id"], "plan_preempted"), "the plan to end")
-    settled = time.monotonic() + 0.5
-    stack.spin_until(lambda: time.monotonic() > settled, "the base to settle")
+    stack.spin_for(0.5)  # the base settles
     held = stack.odom.pose.pose.position
-    later = time.monotonic() + 1.0
-    stack.spin_until(lambda: time.monotonic() > later, "a second of standstill")
+    stack.spin_for(1.0)
     now = stack.odom.pose.pose.position
     assert math.hypot(now.x - held.x, now.y - held.y) < 0.02  # the action's cancel stopped the base
     assert stack.goal_pose == []  # nothing on the goal_pose topic: goals and the cancel went through the action

@@ -7,7 +7,6 @@ import json
 import math
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,17 +14,16 @@ import yaml
 
 rclpy = pytest.importorskip("rclpy")
 
+from dds_probe import ProbeNode  # noqa: E402
 from geometry_msgs.msg import PoseStamped  # noqa: E402
 from rcl_interfaces.srv import GetParameters  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import parameter_value_to_python  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from test_integration import CONFIG, SCENARIO, needs_trained_model  # noqa: E402
 
-from wafer_reasoner.demo.processes import log_tail, reserve_domain_id, ros_env, start_node, stop_process  # noqa: E402
+from wafer_reasoner.demo.processes import reserve_domain_id, ros_env, start_node, stop_process  # noqa: E402
 from wafer_reasoner.ros.qos import COMMAND_QOS, PLAN_QOS, SPEECH_QOS  # noqa: E402
 
-WAIT_S = 60.0
 CUP = (4.8, 3.2)  # bring_red_cup.yaml
 KITCHEN = (4.0, 2.5)  # config/semantic_map.yaml
 TUNING = {  # namespace: (reasoner parameters, what the robot is told)
@@ -50,15 +48,11 @@ def tuned_params_file(folder: Path, namespace: str) -> Path:
     return path
 
 
-class Fleet:
+class Fleet(ProbeNode):
     """The probe's side of both robots' topics."""
 
-    def __init__(self, domain_id: int) -> None:
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context, domain_id=domain_id)
-        self.node = rclpy.create_node("fleet_probe", context=self.context)
-        self.executor = SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
+    def __init__(self, domain_id: int, processes: dict, log_dir: Path) -> None:
+        super().__init__(domain_id, "fleet_probe", processes=processes, log_dir=log_dir)
         self.plans = {ns: [] for ns in TUNING}
         self.goals = {ns: [] for ns in TUNING}
         self.speech = {}
@@ -70,37 +64,22 @@ class Fleet:
     def _plan_recorder(self, ns):
         return lambda msg: self.plans[ns].append(json.loads(msg.data))
 
-    def spin_until(self, condition, what: str, processes: dict, log_dir: Path):
-        deadline = time.monotonic() + WAIT_S
-        while not (value := condition()):
-            for name, process in processes.items():
-                log = log_tail(log_dir / f"{name}.log")
-                assert process.poll() is None, f"{name} exited waiting for {what}\n{log}"
-            assert time.monotonic() < deadline, f"gave up waiting for {what}"
-            self.executor.spin_once(timeout_sec=0.05)
-        return value
-
-    def parameter(self, ns: str, name: str, spin):
+    def parameter(self, ns: str, name: str):
         client = self.node.create_client(GetParameters, f"/{ns}/reasoner_node/get_parameters")
-        spin(client.service_is_ready, f"/{ns}/reasoner_node's parameter service")
+        self.spin_until(client.service_is_ready, f"/{ns}/reasoner_node's parameter service")
         future = client.call_async(GetParameters.Request(names=[name]))
-        spin(future.done, f"{name} of /{ns}/reasoner_node")
+        self.spin_until(future.done, f"{name} of /{ns}/reasoner_node")
         return parameter_value_to_python(future.result().values[0])
 
-    def close(self) -> None:
-        self.executor.shutdown()
-        self.node.destroy_node()
-        self.context.try_shutdown()
 
-
-def check_each_robot_follows_its_own_command_with_its_own_parameters(fleet: Fleet, spin) -> None:
+def check_each_robot_follows_its_own_command_with_its_own_parameters(fleet: Fleet) -> None:
+    spin = fleet.spin_until
     for ns in TUNING:
         spin(lambda n=ns: fleet.speech[n].get_subscription_count() > 0, f"/{ns}/reasoner_node")
-    assert fleet.parameter("robot1", "engine_candidates", spin) == 1
-    assert fleet.parameter("robot2", "engine_candidates", spin) == 3
-    assert fleet.parameter("robot2", "limits.standoff_m", spin) == 0.4
-    deadline = time.monotonic() + 3.0  # scenes and poses reach both reasoners
-    spin(lambda: time.monotonic() > deadline, "the first scenes")
+    assert fleet.parameter("robot1", "engine_candidates") == 1
+    assert fleet.parameter("robot2", "engine_candidates") == 3
+    assert fleet.parameter("robot2", "limits.standoff_m") == 0.4
+    fleet.spin_for(3.0)  # scenes and poses reach both reasoners
     for ns, (_, command) in TUNING.items():
         fleet.speech[ns].publish(String(data=command))
     plans = {ns: spin(lambda n=ns: [b for b in fleet.plans[n] if b["type"] == "plan"], f"/{ns}'s plan")[0]
@@ -128,12 +107,8 @@ def test_two_namespaced_robots_each_follow_their_own_command_with_their_own_para
             processes[f"{ns}_reasoner_node"] = start_node(
                 "reasoner_node", [*ns_args, "--params-file", str(tuned_params_file(tmp_path, ns))], env,
                 log_path=tmp_path / f"{ns}_reasoner_node.log")
-        fleet = Fleet(lease.domain_id)
-
-        def spin(condition, what):
-            return fleet.spin_until(condition, what, processes, tmp_path)
-
-        check_each_robot_follows_its_own_command_with_its_own_parameters(fleet, spin)
+        fleet = Fleet(lease.domain_id, processes, tmp_path)
+        check_each_robot_follows_its_own_command_with_its_own_parameters(fleet)
     finally:
         if fleet is not None:
             fleet.close()
@@ -170,10 +145,9 @@ def test_two_robots_from_demo_launch_with_namespace_and_params_file(tmp_path):
         launcher = subprocess.Popen([sys.executable, "-c", LAUNCH_ROBOTS, demo, *arguments],
                                     env=ros_env(lease.domain_id), stdout=log, stderr=subprocess.STDOUT,
                                     start_new_session=True)
-    fleet = Fleet(lease.domain_id)
+    fleet = Fleet(lease.domain_id, {"launch": launcher}, tmp_path)
     try:
-        check_each_robot_follows_its_own_command_with_its_own_parameters(
-            fleet, lambda condition, what: fleet.spin_until(condition, what, {"launch": launcher}, tmp_path))
+        check_each_robot_follows_its_own_command_with_its_own_parameters(fleet)
     finally:
         fleet.close()
         stop_process(launcher, grace_s=20.0)
