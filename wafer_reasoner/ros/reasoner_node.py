@@ -81,7 +81,7 @@ class ReasonerNode(LifecycleNode):
         self._lock = threading.Lock()  # the core is used by the node's executor and by the emergency stop's thread
         self._reasoner = self._out = self._navigator = None
         self._rejected = dict.fromkeys(("perception", "odom", "callback_errors"), 0)
-        self._active_parts: list = []  # subscriptions, timers and helpers of the active state
+        self._active_parts: list = []  # (destroy function, entity) of the active state, in creation order
         self._release_timer = self._diagnostics_timer = None
         self._configure_error = ""
         if self._param("autostart"):
@@ -157,8 +157,11 @@ class ReasonerNode(LifecycleNode):
                                             self._guarded("markers", self._out.publish_markers)))
         self._navigator.on_result = self._guarded("navigation", self._on_navigation_result)
         self._navigator.on_feedback = self._guarded("navigation_feedback", self._on_navigation_feedback)
-        self._active_parts = [*created.values(), self._planned_signal, *timers, self._worker,
-                              EmergencyStopListener(self, self._on_emergency_stop)]
+        estop = EmergencyStopListener(self, self._on_emergency_stop)
+        self._active_parts = [*((self.destroy_subscription, sub) for sub in created.values()),
+                              (self.destroy_guard_condition, self._planned_signal),
+                              *((self.destroy_timer, timer) for timer in timers),
+                              (PlanningWorker.close, self._worker), (EmergencyStopListener.close, estop)]
 
     def _stop_acting(self, why: str) -> None:
         """Deactivation: stop the robot and drop what waits, then stop hearing (the last outputs go out while the
@@ -166,24 +169,14 @@ class ReasonerNode(LifecycleNode):
         with self._lock:
             self._out.publish(self._core.emergency_stop(self._now(), reason=why))
             self._navigator.on_result = self._navigator.on_feedback = None
-        for part in self._active_parts:
-            self._destroy(part)
+        for destroy, part in reversed(self._active_parts):  # the helpers first: no callback after this
+            destroy(part)
         with self._lock:  # the answer being planned when the worker closed was dropped by the stop: let it go
             for job, result in self._worker.take():
                 self._out.publish(self._core.planned(job, result, self._now()))
             self._cancel_release_timer()
         self._active_parts = []
         self.get_logger().info(f"{why}: robot stopped, not hearing until activated")
-
-    def _destroy(self, part) -> None:
-        if hasattr(part, "close"):  # the planning worker, the emergency stop listener
-            part.close()
-        elif hasattr(part, "timer_period_ns"):
-            self.destroy_timer(part)
-        elif hasattr(part, "trigger"):
-            self.destroy_guard_condition(part)
-        else:
-            self.destroy_subscription(part)
 
     def _release(self) -> None:
         if self._diagnostics_timer is not None:
@@ -195,9 +188,9 @@ class ReasonerNode(LifecycleNode):
         self._reasoner = self._out = self._navigator = self._diagnostics_timer = None
 
     def destroy_node(self) -> None:
-        for part in self._active_parts:
-            if hasattr(part, "close"):
-                part.close()
+        for destroy, part in self._active_parts:
+            if destroy in (PlanningWorker.close, EmergencyStopListener.close):  # threads end; rcl entities go anyway
+                destroy(part)
         super().destroy_node()
 
     # ---- callbacks: convert, call the core, publish -----------------------------------------------------------
