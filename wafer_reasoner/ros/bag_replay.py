@@ -54,6 +54,8 @@ class Replay:
         for item in messages:
             self._advance_to(item.stamp_s)
             self._keep(self._feed(item))
+        while (due_s := self.core.next_release_s) is not None:  # answers paced past the end of the recording
+            self._keep(self.core.release_due(due_s))
         return self.plans
 
     def _advance_to(self, now_s: float) -> None:
