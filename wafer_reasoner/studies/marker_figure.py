@@ -57,7 +57,7 @@ def _draw(ax, marker) -> None:
     elif marker.shape == markers.TEXT:
         weight = "bold" if marker.ns == "step" else "normal"
         ax.text(marker.x, marker.y + (0.5 if marker.ns == "step" else 0.25), marker.text, fontsize=7,
-                ha="center", weight=weight, zorder=5)
+                ha="center", weight=weight, color=colour[:3], zorder=5)
 
 
 def render(view: MarkerView, out_path: str) -> None:
@@ -72,8 +72,6 @@ def render(view: MarkerView, out_path: str) -> None:
         _draw(ax, marker)
     for item in (m for m in reasoner_markers(view) if m.ns == "goals"):
         ax.text(item.x, item.y - 0.35, item.text, fontsize=7, color=item.colour[:3], ha="center")
-    for text in ax.texts:
-        text.set_color("white") if text.get_color() == "black" else None
     ax.set_xlim(-6, 8.5)
     ax.set_ylim(-4.5, 4.5)
     ax.set_aspect("equal")
