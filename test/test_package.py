@@ -27,9 +27,12 @@ ROSDEP_KEYS = {"numpy": "python3-numpy", "yaml": "python3-yaml", "onnxruntime": 
 NOT_EXEC_DEPENDS = {
     "torch": "the [train] extra (wafer_reasoner/training)",
     "matplotlib": "the [study] extra (studies, figures)",
-    "nav2_msgs": "optional: navigation through NavigateToPose where Nav2 is installed, else the goal_pose topic",
     "rosbags": "the [bags] extra: wafer-reasoner record / replay (no rosdep key; pip install rosbags)",
 }
+# imported by name where installed (a parameter names the action type), else the topic: optional on a robot
+OPTIONAL_BY_NAME = {"navigation.action_type": "nav2_msgs", "gripper.action_type": "control_msgs"}
+# needed without an import of their own
+USED_WITHOUT_IMPORT = {"lifecycle_msgs": "rclpy.lifecycle's services and transition events (a LifecycleNode)"}
 PACKAGE_SOURCES = ("setup.py", "setup.cfg", "package.xml", "resource", "wafer_reasoner", "launch", "config", "rviz")
 
 
@@ -71,9 +74,19 @@ def test_every_import_is_declared_in_package_xml_and_every_declared_package_is_u
     needed = {ROSDEP_KEYS.get(name, name): path for name, path in imports.items() if name not in NOT_EXEC_DEPENDS}
     missing = {key: path for key, path in needed.items() if key not in declared}
     assert not missing, f"imported but not an exec_depend in package.xml: {missing}"
-    unused = declared - set(needed)
+    unused = declared - set(needed) - set(USED_WITHOUT_IMPORT)
     assert not unused, f"exec_depend in package.xml that nothing imports: {sorted(unused)}"
     assert set(NOT_EXEC_DEPENDS) <= set(imports), "an exemption for a module nothing imports"
+    assert "rclpy.lifecycle" in (REPO / "wafer_reasoner" / "ros" / "reasoner_node.py").read_text()
+
+
+def test_optional_action_packages_are_named_by_parameters_and_left_out_of_package_xml():
+    from wafer_reasoner.ros.reasoner_params import PARAMETERS
+
+    declared = {element.text for element in ET.parse(REPO / "package.xml").getroot().findall("exec_depend")}
+    for parameter, package in OPTIONAL_BY_NAME.items():
+        assert PARAMETERS[parameter].default.startswith(f"{package}/action/")
+        assert package not in declared and package in (REPO / "package.xml").read_text()  # named in the comment
 
 
 def test_setup_cfg_sends_colcon_scripts_to_lib():

@@ -34,11 +34,11 @@ STATUS_SUCCEEDED, STATUS_CANCELED, STATUS_ABORTED = GoalStatus.STATUS_SUCCEEDED,
     GoalStatus.STATUS_ABORTED
 
 
-def action_type_named(name: str):
+def action_type_named(name: str, parameter: str = "navigation.action_type"):
     """The action class ``package/action/Name`` names, or None when it cannot be imported here."""
     parts = name.split("/")
     if len(parts) != 3 or parts[1] != "action" or not all(parts):
-        raise ConfigurationError(f"navigation.action_type {name!r} is not package/action/Name")
+        raise ConfigurationError(f"{parameter} {name!r} is not package/action/Name")
     try:
         return getattr(importlib.import_module(f"{parts[0]}.action"), parts[2])
     except (ImportError, AttributeError):

@@ -54,6 +54,7 @@ from wafer_reasoner.engine.planner_model import ModelLoadError
 from wafer_reasoner.planner.scene import SceneError, parse_perception_json
 from wafer_reasoner.ros import conversions
 from wafer_reasoner.ros.emergency_stop import EmergencyStopListener
+from wafer_reasoner.ros.gripper_action import gripper_for
 from wafer_reasoner.ros.navigation import navigator_for
 from wafer_reasoner.ros.node_main import run_node
 from wafer_reasoner.ros.params import declare_parameters, parameter_values
@@ -79,7 +80,7 @@ class ReasonerNode(LifecycleNode):
         super().__init__(NODE_NAME, **kwargs)
         declare_parameters(self, PARAMETERS)
         self._lock = threading.Lock()  # the core is used by the node's executor and by the emergency stop's thread
-        self._reasoner = self._out = self._navigator = None
+        self._reasoner = self._out = self._navigator = self._gripper = None
         self._rejected = dict.fromkeys(("perception", "odom", "callback_errors"), 0)
         self._active_parts: list = []  # (destroy function, entity) of the active state, in creation order
         self._release_timer = self._diagnostics_timer = None
@@ -108,16 +109,22 @@ class ReasonerNode(LifecycleNode):
             values = parameter_values(self, PARAMETERS)
             reasoner = reasoner_from_parameters(values, clock=self._now)
             navigator = navigator_for(self, values)
+            try:
+                gripper = gripper_for(self, values)
+            except ConfigurationError:
+                navigator.destroy()
+                raise
         except (ConfigurationError, ModelLoadError) as error:
             self._configure_error = str(error)
             if not self._param("autostart"):  # autostart reports it once, as "cannot start"
                 self.get_logger().error(f"configure failed, staying unconfigured: {error}")
             return FAILURE
-        self._reasoner, self._navigator = reasoner, navigator
-        self._out = CoreOutputs(self, reasoner.core, navigator)
+        self._reasoner, self._navigator, self._gripper = reasoner, navigator, gripper
+        self._out = CoreOutputs(self, reasoner.core, navigator, gripper)
         self._diagnostics_timer = self.create_timer(1.0 / self._param("diagnostics_rate_hz"),
                                                     self._guarded("diagnostics", self._on_diagnostics))
-        self.get_logger().info(f"configured: {reasoner.summary()}; navigation through {navigator.describe()}")
+        self.get_logger().info(f"configured: {reasoner.summary()}; navigation through {navigator.describe()}; "
+                               f"gripper through {gripper.describe() if gripper else 'gripper/commands'}")
         return super().on_configure(state)
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -157,6 +164,8 @@ class ReasonerNode(LifecycleNode):
                                             self._guarded("markers", self._out.publish_markers)))
         self._navigator.on_result = self._guarded("navigation", self._on_navigation_result)
         self._navigator.on_feedback = self._guarded("navigation_feedback", self._on_navigation_feedback)
+        if self._gripper is not None:
+            self._gripper.on_reply = self._guarded("gripper_action", self._on_manipulator_reply)
         estop = EmergencyStopListener(self, self._on_emergency_stop)
         self._active_parts = [*((self.destroy_subscription, sub) for sub in created.values()),
                               (self.destroy_guard_condition, self._planned_signal),
@@ -169,6 +178,8 @@ class ReasonerNode(LifecycleNode):
         with self._lock:
             self._out.publish(self._core.emergency_stop(self._now(), reason=why))
             self._navigator.on_result = self._navigator.on_feedback = None
+            if self._gripper is not None:
+                self._gripper.on_reply = None
         for destroy, part in reversed(self._active_parts):  # the helpers first: no callback after this
             destroy(part)
         with self._lock:  # the answer being planned when the worker closed was dropped by the stop: let it go
@@ -183,9 +194,10 @@ class ReasonerNode(LifecycleNode):
             self.destroy_timer(self._diagnostics_timer)
         if self._out is not None:
             self._out.destroy()
-        if self._navigator is not None:
-            self._navigator.destroy()
-        self._reasoner = self._out = self._navigator = self._diagnostics_timer = None
+        for client in (self._navigator, self._gripper):
+            if client is not None:
+                client.destroy()
+        self._reasoner = self._out = self._navigator = self._gripper = self._diagnostics_timer = None
 
     def destroy_node(self) -> None:
         for destroy, part in self._active_parts:
@@ -289,7 +301,11 @@ class ReasonerNode(LifecycleNode):
         self._out.publish(self._core.on_odom(pose, conversions.base_velocity_from_odometry(msg), self._now()))
 
     def _on_manipulator_status(self, msg: String) -> None:
-        self._out.publish(self._core.on_reply(msg.data, self._now()))
+        self._on_manipulator_reply(msg.data)
+
+    def _on_manipulator_reply(self, text: str) -> None:
+        """A reply from manipulator/status, or the gripper action's result as the same text."""
+        self._out.publish(self._core.on_reply(text, self._now()))
 
     def _on_navigation_result(self, succeeded: bool, detail: str) -> None:
         self._out.publish(self._core.on_navigation_result(succeeded, detail, self._now()))

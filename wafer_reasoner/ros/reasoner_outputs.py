@@ -31,10 +31,11 @@ WARN_THROTTLE_S = 5.0  # a repeated warning (same kind) at most this often, with
 
 class CoreOutputs:
     """Publishers of cmd_vel, manipulator/target_pose, gripper/commands, say, reasoner/plan, reasoner/markers and
-    /diagnostics, goals through the navigator; logging of the core's Log lines, throttled by their key."""
+    /diagnostics; goals through the navigator, gripper commands through the gripper action when there is one;
+    logging of the core's Log lines, throttled by their key."""
 
-    def __init__(self, node, core, navigator) -> None:
-        self._node, self._core, self._navigator = node, core, navigator
+    def __init__(self, node, core, navigator, gripper=None) -> None:
+        self._node, self._core, self._navigator, self._gripper_action = node, core, navigator, gripper
         self._throttle = Throttle(WARN_THROTTLE_S)
         lifecycle = node.create_lifecycle_publisher
         self.cmd_vel = lifecycle(Twist, "cmd_vel", COMMAND_QOS)
@@ -114,7 +115,10 @@ class CoreOutputs:
                 self.arm.publish(msg)
                 self.last_arm_target = (command.x, command.y, command.z)
         elif isinstance(command, GripperCommand):
-            self.gripper.publish(conversions.gripper_command_to_msg(command))
+            if self._gripper_action is not None:  # ros/gripper_action.py: its result comes back as the reply
+                self._gripper_action.send(command)
+            else:
+                self.gripper.publish(conversions.gripper_command_to_msg(command))
         elif isinstance(command, CancelGoals):
             self._navigator.cancel(self._current_pose(now_s))
         else:

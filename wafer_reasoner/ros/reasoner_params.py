@@ -50,6 +50,20 @@ PARAMETERS = {
         "nav2_msgs/action/NavigateToPose", "Action type of navigation.mode action/auto: package/action/Name with "
         "Nav2's NavigateToPose goal (pose, behavior_tree), feedback and result."),
     "navigation.action_name": Param("navigate_to_pose", "Action server name (relative: follows the namespace)."),
+    "gripper.mode": Param(
+        "topic", "How gripper commands go out: topic (gripper/commands, answered on manipulator/status), action (a "
+        "GripperCommand action client: its result is the answer) or auto (action where gripper.action_type "
+        "is importable, else topic)."),
+    "gripper.action_type": Param("control_msgs/action/GripperCommand",
+                                 "Action type of gripper.mode action/auto (control_msgs' GripperCommand definition)."),
+    "gripper.action_name": Param("gripper_cmd", "Gripper action server name (relative), e.g. "
+                                                "gripper_controller/gripper_cmd for ros2_control."),
+    "gripper.open_position": Param(1.0, "GripperCommand position that opens the gripper (robot units).",
+                                   -1000.0, 1000.0),
+    "gripper.closed_position": Param(0.0, "GripperCommand position that closes it (an object stalls it earlier).",
+                                     -1000.0, 1000.0),
+    "gripper.max_effort": Param(10.0, "GripperCommand max_effort (robot units; 0: the controller's choice).",
+                                0.0, 10000.0),
     "manipulator_replies_to_gripper": Param(
         True,
         "The manipulator answers every gripper command on manipulator/status too (sim_world does). "

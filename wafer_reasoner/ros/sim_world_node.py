@@ -14,6 +14,7 @@ Topics (relative names, so they remap onto ros_gz_bridge's; QoS from wafer_reaso
                                                                      label), left out when it has none
               /clock                   rosgraph_msgs/Clock           only with publish_clock:=true
   serves      navigate_to_pose         NavigateToPose action         only with navigation_action_type set
+              gripper_cmd              GripperCommand action         only with gripper_action_type set
 
 With ``publish_clock`` the node owns simulated time: a steady-clock timer advances it by real time times
 ``real_time_factor`` and every stamp is that time (run the other nodes with use_sim_time). Otherwise the
@@ -40,11 +41,12 @@ from wafer_reasoner.ros.conversions import command_id_of_gripper_msg, command_id
 from wafer_reasoner.ros.node_main import run_node
 from wafer_reasoner.ros.params import Param, declare_parameters
 from wafer_reasoner.ros.qos import CLOCK_QOS, COMMAND_QOS, SENSOR_QOS, VELOCITY_SUB_QOS
-from wafer_reasoner.ros.sim_navigation import NavigateToPoseServer
+from wafer_reasoner.ros.sim_actions import GripperCommandServer, NavigateToPoseServer
 from wafer_reasoner.runtime.gate import format_reply
 from wafer_reasoner.runtime.resources import ResourceError, scenario_file
 from wafer_reasoner.sim.scenario import ScenarioError, load_scenario
 from wafer_reasoner.sim.world import (
+    GripperCommand,
     ManipulationStatus,
     ReplyOwners,
     World,
@@ -80,8 +82,9 @@ PARAMETERS = {
                                   "use_sim_time)."),
     "navigation_action_type": Param("", "Serve navigate_to_pose with this NavigateToPose action type "
                                         "(package/action/Name, e.g. nav2_msgs/action/NavigateToPose). Empty: none."),
+    "gripper_action_type": Param("", "Serve gripper_cmd with this GripperCommand action type "
+                                     "(e.g. control_msgs/action/GripperCommand). Empty: none."),
 }
-NODE_ONLY = ("navigation_action_type",)
 WORLD_PARAMETERS = tuple(name for name in PARAMETERS if name in WorldConfig.__dataclass_fields__)
 
 
@@ -121,6 +124,9 @@ class SimWorldNode(Node):
         self.create_subscription(Float64MultiArray, "gripper/commands", self._on_gripper, COMMAND_QOS)
         action_type = param("navigation_action_type")
         self._navigation = NavigateToPoseServer(self, self._world, action_type) if action_type else None
+        gripper_type = param("gripper_action_type")
+        self._gripper_action = GripperCommandServer(self, self._gripper_from_action, gripper_type) \
+            if gripper_type else None
 
         period_s = 1.0 / param("physics_rate_hz")
         if self._owns_clock:  # our own /clock cannot drive our timer: tick on the steady clock
@@ -213,14 +219,24 @@ class SimWorldNode(Node):
             return
         self._command(lambda: self._world.command_gripper(command), command_id)
 
+    def _gripper_from_action(self, opening: bool, token) -> None:
+        command = GripperCommand.OPEN if opening else GripperCommand.CLOSE
+        self._command(lambda: self._world.command_gripper(command), token)
+
     def _command(self, call, command_id) -> None:
         """Run one arm/gripper command on the world; publish the replies due now, each with its command's id."""
         busy = self._world.manipulation_busy
         self._publish_statuses(self._reply_owners.command(self._world, call(), command_id, busy))
 
     def _publish_statuses(self, replies) -> None:
-        for status, command_id in replies:
-            self._status_pub.publish(String(data=format_reply(status is ManipulationStatus.SUCCEEDED, command_id)))
+        """Each reply on manipulator/status, echoing its command's id, or as the result of the gripper action goal
+        that commanded it."""
+        for status, owner in replies:
+            succeeded = status is ManipulationStatus.SUCCEEDED
+            if self._gripper_action is not None and self._gripper_action.owns(owner):
+                self._gripper_action.finish(owner, succeeded)
+            else:
+                self._status_pub.publish(String(data=format_reply(succeeded, owner)))
 
     # ---- time --------------------------------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
-"""sim_world's NavigateToPose action server (parameter ``navigation_action_type``: Nav2's action type, or a
-test-only copy of it; empty: none): what Nav2's bt_navigator offers, on the stand-in world.
+"""sim_world's action servers, what Nav2 and ros2_control offer, on the stand-in world (each only when its
+parameter names an action type: Nav2's / control_msgs' own, or the test-only copies in test/interfaces/).
 
+NavigateToPoseServer (``navigation_action_type``, on ``navigate_to_pose``):
 A goal (frame ``map``) becomes the world's goal; feedback (current pose, distance remaining, time) goes out each
 physics step; the goal SUCCEEDS when the world reaches it, is CANCELED on a cancel request (the base stops),
 ABORTED when a newer goal, a non-zero cmd_vel or a goal_pose message takes over (a zero cmd_vel is ignored
@@ -9,18 +10,22 @@ while a goal runs: the action owns the base, as Nav2 would). One goal at a time.
 
 from __future__ import annotations
 
-import importlib
 import math
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.task import Future
 
+from wafer_reasoner.ros.navigation import action_type_named
+
 MAP_FRAME = "map"
 
 
 def action_class(type_name: str):
-    package, kind, name = type_name.split("/")
-    return getattr(importlib.import_module(f"{package}.{kind}"), name)
+    """The action class of ``package/action/Name``; ValueError when it cannot be imported."""
+    found = action_type_named(type_name, "action type")
+    if found is None:
+        raise ValueError(f"action type {type_name} cannot be imported")
+    return found
 
 
 class NavigateToPoseServer:
@@ -88,6 +93,44 @@ class NavigateToPoseServer:
             feedback.distance_remaining = math.hypot(x - robot.x, y - robot.y)
             feedback.navigation_time = (self._node.get_clock().now() - started).to_msg()
             handle.publish_feedback(feedback)
+
+    def destroy(self) -> None:
+        self._server.destroy()
+
+
+class GripperCommandServer:
+    """GripperCommand goals (``gripper_action_type``, on ``gripper_cmd``) run as the world's gripper commands: a
+    position at or above ``open_from`` opens, below it closes. The result is what a real gripper reports: an open
+    reaches its goal; a close that grasps stalls on the object, one that grasps nothing reaches the closed
+    position. ``run(call, token)`` is sim_world's command path; ``finish(token, succeeded)`` its reply."""
+
+    def __init__(self, node, run_command, type_name: str, name: str = "gripper_cmd", open_from: float = 0.5):
+        self._type, self._run, self._open_from = action_class(type_name), run_command, open_from
+        self._waiting: dict = {}  # token -> (future, opening)
+        self._server = ActionServer(node, self._type, name, execute_callback=self._execute)
+
+    def owns(self, token) -> bool:
+        return token in self._waiting
+
+    def finish(self, token, succeeded: bool) -> None:
+        outcome, opening = self._waiting.pop(token)
+        outcome.set_result((opening, succeeded))
+
+    async def _execute(self, handle):
+        opening = handle.request.command.position >= self._open_from
+        token, outcome = object(), Future()
+        self._waiting[token] = (outcome, opening)
+        self._run(opening, token)
+        opening, succeeded = await outcome
+        result = self._type.Result()
+        result.reached_goal = opening and succeeded or (not opening and not succeeded)
+        result.stalled = not opening and succeeded
+        result.position = 1.0 if opening else 0.0
+        if opening and not succeeded:
+            handle.abort()
+        else:
+            handle.succeed()
+        return result
 
     def destroy(self) -> None:
         self._server.destroy()
