@@ -56,7 +56,7 @@ def managed(ros_context, domain_id, tmp_path):
     process = NodeProcess(domain_id, tmp_path / "reasoner_node.log", "autostart:=false",
                           f"model_dir:={_test_model_dir()}", "diagnostics_rate_hz:=10.0",
                           "limits.max_scene_age_s:=10.0", "navigation.mode:=topic")
-    probe = LifecycleProbe(ros_context, process)
+    probe = base.probe_of(ros_context, process, LifecycleProbe)
     try:
         yield probe
     finally:
@@ -113,7 +113,7 @@ def test_transitions_over_dds_load_act_stop_the_robot_and_release(managed):
 def test_a_configure_that_cannot_load_fails_and_leaves_the_node_unconfigured(ros_context, domain_id, tmp_path):
     process = NodeProcess(domain_id, tmp_path / "reasoner_node.log", "autostart:=false",
                           f"model_dir:={tmp_path / 'no_model'}")
-    probe = LifecycleProbe(ros_context, process)
+    probe = base.probe_of(ros_context, process, LifecycleProbe)
     try:
         assert not probe.transition(Transition.TRANSITION_CONFIGURE)
         assert probe.state() == State.PRIMARY_STATE_UNCONFIGURED
