@@ -12,7 +12,7 @@ COMMAND_QOS            reliable, volatile, keep_last 10              goal_pose, 
                                                                      manipulator/target_pose,
                                                                      manipulator/status, say
 SPEECH_QOS             reliable, volatile, keep_last 1024            speech/transcript (both ends)
-PLAN_QOS               reliable, volatile, keep_last 1024            reasoner/plan (both ends)
+PLAN_QOS               reliable, volatile, keep_last 4096            reasoner/plan (both ends)
 EMERGENCY_STOP_QOS     reliable, volatile, keep_last 1               emergency_stop
 SENSOR_QOS             reliable, volatile, keep_last 1               perception/objects (JSON scene), odom
 VELOCITY_SUB_QOS       best effort, volatile, keep_last 1            cmd_vel (subscriptions only)
@@ -28,8 +28,10 @@ which only queues the utterance, catches up. The node answers what it cannot pla
 reliable writer keeps only its own depth for readers that lag. Volatile: a node that (re)starts never hears
 what was said before it ran.
 
-PLAN_QOS is as deep for the same reason on the way out: a burst of 1000 utterances is answered by 1000 plan
-records within a second, and a reader that lags behind a keep_last 10 writer would lose all but ten.
+PLAN_QOS is deeper still for the same reason on the way out: a burst of 1000 utterances is answered by 1000
+plan records within a second or two, and each one that was planned and run adds executor events (started,
+preempted) to the same stream; a reader that lags behind a keep_last 10 writer would lose all but ten. 4096
+messages of a few hundred bytes hold a burst of 1000 with three events each.
 
 EMERGENCY_STOP_QOS: reliable, and only the latest matters; volatile, so a restarted node is not stopped by an
 old message.
@@ -48,7 +50,8 @@ cmd_vel with COMMAND_QOS.
 
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-BURST_DEPTH = 1024  # speech and plan records: a burst of 1000 and then some
+BURST_DEPTH = 1024  # transcripts: a burst of 1000 and then some
+PLAN_DEPTH = 4096  # the plan stream: a record and up to three events per utterance of such a burst
 
 
 def _volatile_keep_last(depth: int, reliability: ReliabilityPolicy) -> QoSProfile:
@@ -78,8 +81,8 @@ def speech_qos() -> QoSProfile:
 
 
 def plan_qos() -> QoSProfile:
-    """The plan stream: one record per utterance, bursts included."""
-    return _volatile_keep_last(BURST_DEPTH, ReliabilityPolicy.RELIABLE)
+    """The plan stream: one record per utterance and its events, bursts included."""
+    return _volatile_keep_last(PLAN_DEPTH, ReliabilityPolicy.RELIABLE)
 
 
 def emergency_stop_qos() -> QoSProfile:

@@ -235,15 +235,13 @@ class ReasonerCore:
 
     def plan(self, job: Job) -> PlanResult:
         """The checked answer to ``job``, charged its emulated time (with the reasoning budget when the model is
-        asked). Reads no mutable state of the core (a
-        worker thread may call it); never raises."""
+        asked). Reads no mutable state of the core (a worker thread may call it); never raises."""
         stop = isinstance(job.text, str) and is_stop_command(job.text)
         try:
             budget = 0 if stop else self.reasoning.tokens_for(self.emulator.target.name, str(job.text),
                                                               query_class(job.text))
-            model = EmulatedBestOfN(self.model, self.emulator, deadline_ms=self.deadline_ms,
-                                    accept=verifier_accepts(job.scene, self.limits, now_s=job.start_s),
-                                    reasoning_tokens=budget)
+            model = EmulatedBestOfN(self.model, self.emulator, deadline_ms=self.deadline_ms, reasoning_tokens=budget,
+                                    accept=verifier_accepts(job.scene, self.limits, now_s=job.start_s))
             if not job.scene_known and not stop and not utterance_problem(job.text):
                 result = no_scene_result(job.text)
             else:
