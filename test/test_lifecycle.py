@@ -122,3 +122,23 @@ def test_a_configure_that_cannot_load_fails_and_leaves_the_node_unconfigured(ros
     finally:
         probe.close()
         process.close()
+
+
+def test_a_transition_that_raises_is_answered_error_and_logged(ros_context, monkeypatch):
+    """rclpy turns an exception in a transition callback into ERROR without a word; the node says what it was."""
+    from rclpy.lifecycle import TransitionCallbackReturn
+    from rclpy.parameter import Parameter
+
+    from wafer_reasoner.ros.reasoner_node import ReasonerNode
+
+    node = ReasonerNode(context=ros_context, parameter_overrides=[Parameter("autostart", value=False)])
+    logged = []
+    monkeypatch.setattr(node, "_release", lambda: (_ for _ in ()).throw(RuntimeError("release broke")))
+    monkeypatch.setattr(node, "get_logger", lambda: type("Log", (), {"error": staticmethod(logged.append)})())
+    try:
+        assert node.on_shutdown(None) == TransitionCallbackReturn.ERROR
+        assert len(logged) == 1 and logged[0].startswith("shutdown failed: RuntimeError: release broke")
+        assert "_shut_down" in logged[0]  # with the traceback
+    finally:
+        monkeypatch.undo()
+        node.destroy_node()

@@ -128,24 +128,37 @@ class ReasonerNode(LifecycleNode):
         return super().on_configure(state)
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        return self._transition("activate", self._activate, super().on_activate, state)
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        return self._transition("deactivate", lambda: self._stop_acting("deactivated"), super().on_deactivate,
+                                state)
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        return self._transition("cleanup", self._release, super().on_cleanup, state)
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        return self._transition("shutdown", self._shut_down, super().on_shutdown, state)
+
+    def _transition(self, name: str, work, parent, state: LifecycleState) -> TransitionCallbackReturn:
+        """``work()`` then the LifecycleNode's own callback; an exception is logged with where it came from (rclpy
+        turns it into ERROR without a word) and answered ERROR."""
+        try:
+            work()
+            return parent(state)
+        except Exception as error:  # noqa: BLE001 - the transition fails, the node says why
+            self.get_logger().error(f"{name} failed: {type(error).__name__}: {error}\n{traceback.format_exc()}")
+            return TransitionCallbackReturn.ERROR
+
+    def _activate(self) -> None:
         with self._lock:
             self._create_active_parts()
         self.get_logger().info("active: hearing speech/transcript")
-        return super().on_activate(state)
 
-    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self._stop_acting("deactivated")
-        return super().on_deactivate(state)
-
-    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
-        self._release()
-        return super().on_cleanup(state)
-
-    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+    def _shut_down(self) -> None:
         if self._active_parts:
             self._stop_acting("shutting down")
         self._release()
-        return super().on_shutdown(state)
 
     def _create_active_parts(self) -> None:
         subscriptions = ((String, "speech/transcript", self._on_speech, SPEECH_QOS),
