@@ -106,3 +106,14 @@ def test_a_running_node_publishes_the_markers_of_its_scene_and_plan(reasoner):
     assert math.hypot(goal.x - CUP[0], goal.y - CUP[1]) == pytest.approx(0.6, abs=1e-6)
     assert groups["step"][0].text == "1/4 navigate(obj:cup_red) [running]"
     assert all(m.type == Marker.TEXT_VIEW_FACING for m in groups["labels"])
+
+
+def test_figure_labels_that_would_overlap_are_moved_a_line_apart_in_their_direction():
+    from wafer_reasoner.studies.marker_figure import LINE_H_M, spread_labels
+
+    labels = [(0.0, 1.0, "cup_red (red cup)", 1), (0.1, 1.05, "book_1 (black book)", 1),
+              (5.0, 1.0, "far away", 1), (0.0, 1.0, "goal", -1)]
+    placed = spread_labels(labels)
+    assert placed[0] == (0.0, 1.0) and placed[2] == (5.0, 1.0)  # nothing in the way: at the anchor
+    assert placed[1] == (0.1, pytest.approx(1.05 + LINE_H_M))  # one line up clears the first
+    assert placed[3] == (0.0, pytest.approx(1.0 - LINE_H_M))  # downwards, clear of both

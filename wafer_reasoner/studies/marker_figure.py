@@ -21,6 +21,21 @@ from wafer_reasoner.runtime.resources import config_file, scenario_file
 SAY = "bring me the red cup"
 SHOW_AT_STEP = 2  # navigate(person:user): the cup in the gripper, the handover ahead
 STEP_S, LIMIT_S = 0.5, 120.0
+CHAR_W_M, LINE_H_M = 0.1, 0.2  # a 7 pt label's character width and line height at the figure's scale, metres
+
+
+def spread_labels(labels) -> list:
+    """(x, y, text, direction) anchors, in drawing order, -> (x, y) where each label goes: at its anchor, or moved
+    line by line (direction +1 up, -1 down) until its box (centred on x, LINE_H_M tall) overlaps no label placed
+    before it."""
+    placed, boxes = [], []
+    for x, y, text, direction in labels:
+        half = CHAR_W_M * len(text) / 2
+        while any(x - half < bx1 and bx0 < x + half and y < by1 and by0 < y + LINE_H_M for bx0, by0, bx1, by1 in boxes):
+            y += direction * LINE_H_M
+        boxes.append((x - half, y, x + half, y + LINE_H_M))
+        placed.append((x, y))
+    return placed
 
 
 def mid_plan_view(scenario: str = "bring_red_cup") -> MarkerView:
@@ -54,10 +69,19 @@ def _draw(ax, marker) -> None:
     elif marker.shape == markers.ARROW:
         ax.add_patch(patches.FancyArrow(marker.x, marker.y, sx * math.cos(marker.yaw), sx * math.sin(marker.yaw),
                                         width=sy, length_includes_head=True, color=colour, zorder=4))
-    elif marker.shape == markers.TEXT:
-        weight = "bold" if marker.ns == "step" else "normal"
-        ax.text(marker.x, marker.y + (0.5 if marker.ns == "step" else 0.25), marker.text, fontsize=7,
-                ha="center", weight=weight, color=colour[:3], zorder=5)
+
+
+def _draw_labels(ax, items) -> None:
+    """The text markers and the goals' texts, the current step first, spread so that none hides another; a
+    label moved off its anchor gets a thin line back to it."""
+    texts = sorted((m for m in items if m.shape == markers.TEXT), key=lambda m: m.ns != "step")
+    anchors = [(m.x, m.y + (0.5 if m.ns == "step" else 0.25), m.text, 1, m.colour, m.ns == "step") for m in texts]
+    anchors += [(m.x, m.y - 0.5, m.text, -1, m.colour, False) for m in items if m.ns == "goals"]  # below, downwards
+    for (x, y, text, _, colour, bold), (_, at_y) in zip(anchors, spread_labels([a[:4] for a in anchors])):
+        ax.text(x, at_y, text, fontsize=7, ha="center", va="bottom", weight="bold" if bold else "normal",
+                color=colour[:3], zorder=5)
+        if at_y != y:
+            ax.plot([x, x], [y, at_y], color=colour[:3], linewidth=0.4, alpha=0.6, zorder=5)
 
 
 def render(view: MarkerView, out_path: str) -> None:
@@ -68,10 +92,10 @@ def render(view: MarkerView, out_path: str) -> None:
 
     figure, ax = pyplot.subplots(figsize=(9, 6.5), dpi=110)
     ax.set_facecolor((0.16, 0.16, 0.18))
-    for marker in reasoner_markers(view)[1:]:
+    items = reasoner_markers(view)[1:]
+    for marker in items:
         _draw(ax, marker)
-    for item in (m for m in reasoner_markers(view) if m.ns == "goals"):
-        ax.text(item.x, item.y - 0.35, item.text, fontsize=7, color=item.colour[:3], ha="center")
+    _draw_labels(ax, items)
     ax.set_xlim(-6, 8.5)
     ax.set_ylim(-4.5, 4.5)
     ax.set_aspect("equal")
