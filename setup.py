@@ -89,10 +89,13 @@ setup(
         (f"share/{PACKAGE}/launch", sorted(glob("launch/*.launch.py"))),
         (f"share/{PACKAGE}/config", sorted(glob("config/*.yaml"))),
         (f"share/{PACKAGE}/config/scenarios", sorted(glob("config/scenarios/*.yaml"))),
+        (f"share/{PACKAGE}/rviz", sorted(glob("rviz/*.rviz"))),
     ],
     install_requires=["setuptools"],
     extras_require={
         "train": ["torch", "onnx"],
+        "bags": ["rosbags"],
+        "study": ["matplotlib"],
         "test": ["pytest"],
     },
     zip_safe=False,
