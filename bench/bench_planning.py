@@ -1,9 +1,10 @@
 """Planning-query latency on typical scenes: one utterance in, one plan out, through PlannerModel.generate.
 
-    .venv/bin/python bench/bench_planning.py [--model-dir DIR] [--queries 300] [--objects 8] [--json OUT]
+    .venv/bin/python bench/bench_planning.py [--model-dir DIR] [--queries 300] [--objects 8] [--places N] [--json OUT]
 
 A "typical" query: a scene with exactly --objects objects, a held-out phrasing of the speech corpus, the node's
-engine settings (fast engine, greedy, grammar on).
+engine settings (fast engine, greedy, grammar on). --places N gives every scene a map of exactly N places: the
+places its plan names, then made-up ones ("bench_area_7"); without it each scene keeps the corpus's map.
 Every query has its own map, so nothing of its prompt is cached (the node pins its one map at start-up, so it is
 faster). Prints p50/p90/p99/max of the host time of generate (prompt, grammar, decode), the prompt and plan
 lengths, and the exact-match share (a sanity check, not the accuracy figure: `make eval` is that).
@@ -18,6 +19,7 @@ import platform
 import random
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # this checkout's wafer_reasoner
 
 from wafer_reasoner.engine.planner_model import PlannerModel  # noqa: E402
+from wafer_reasoner.planner.scene import NamedPlace  # noqa: E402
 
 WARMUP_QUERIES = 10
 
@@ -43,6 +46,15 @@ def typical_queries(count: int, objects: int, seed: int = 8) -> list:
     return queries
 
 
+def with_places(scene, count: int, plan: str):
+    """The scene with a map of exactly ``count`` places: those the plan names first (the gold plan stays right:
+    places nothing mentions never change a plan), then made-up ones far from everything."""
+    named = [place for place in scene.places if f"place:{place.name}" in plan]
+    filler = (NamedPlace(f"bench_area_{k}", 50.0 + k, -50.0) for k in range(count))
+    places = (named + list(filler))[:max(count, len(named))]
+    return replace(scene, places=tuple(places))
+
+
 def percentile(values, q: float) -> float:
     return float(np.percentile(np.asarray(values, dtype=np.float64), q))
 
@@ -52,10 +64,13 @@ def main(argv=None) -> int:
     parser.add_argument("--model-dir", default=None)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--objects", type=int, default=8)
+    parser.add_argument("--places", type=int, default=None, help="map size for every scene (0-64)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     model = PlannerModel(args.model_dir)
     queries = typical_queries(args.queries + WARMUP_QUERIES, args.objects)
+    if args.places is not None:
+        queries = [(with_places(scene, args.places, gold), say, gold) for scene, say, gold in queries]
     latencies, prompt_tokens, plan_tokens, correct = [], [], [], 0
     for index, (scene, say, gold) in enumerate(queries):
         started = time.perf_counter()
@@ -69,7 +84,7 @@ def main(argv=None) -> int:
         correct += generation.text == gold
     report = {
         "model_dir": str(model.model_dir), "tokenizer_kind": model.tokenizer.kind, "queries": len(latencies),
-        "objects": args.objects, "host": platform.processor() or platform.machine(),
+        "objects": args.objects, "places": args.places, "host": platform.processor() or platform.machine(),
         "latency_ms": {f"p{q}": round(percentile(latencies, q), 2) for q in (50, 90, 99)}
         | {"max": round(max(latencies), 2)},
         "prompt_tokens_mean": round(float(np.mean(prompt_tokens)), 1),
@@ -77,7 +92,9 @@ def main(argv=None) -> int:
         "exact_match": round(correct / len(latencies), 3),
     }
     lat = report["latency_ms"]
-    print(f"planning query, {args.objects}-object scenes, {report['queries']} queries ({model.tokenizer.kind}):")
+    places = "the corpus's maps" if args.places is None else f"{args.places}-place maps"
+    print(f"planning query, {args.objects}-object scenes, {places}, {report['queries']} queries "
+          f"({model.tokenizer.kind}):")
     print("| p50 ms | p90 ms | p99 ms | max ms | prompt tokens | plan tokens | exact match |")
     print("|---|---|---|---|---|---|---|")
     print(f"| {lat['p50']} | {lat['p90']} | {lat['p99']} | {lat['max']} | {report['prompt_tokens_mean']} | "

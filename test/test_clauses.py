@@ -1,4 +1,4 @@
-"""Clause by clause planning (engine/clauses.py) and PlannerModel's use of it for v2 models."""
+"""Clause by clause planning (understanding/clauses.py) and PlannerModel's use of it."""
 
 from pathlib import Path
 
@@ -17,10 +17,15 @@ TINY = Path(__file__).resolve().parent / "data" / "tiny_planner"
      ["first turn left 90 degrees", "wait 5 seconds", "come along", "stop"]),
     ("drop the cup on the sofa than fetch the remote", ["drop the cup on the sofa", "fetch the remote"]),
     ("put the book on the table and afterwards go to the dock", ["put the book on the table", "go to the dock"]),
-    # never a split: a bare "and" or comma, a connector word inside another word
+    # never a split: "and" or a comma after a bare "go" or before a noun, a connector word inside another word
     ("go and get the first aid kit", ["go and get the first aid kit"]),
     ("the red cup, bring it to me", ["the red cup, bring it to me"]),
-    ("go to the kitchen and turn around", ["go to the kitchen and turn around"]),
+    ("listen, bring me the cup", ["listen, bring me the cup"]),
+    ("i just got home. if you don't mind, turn left", ["i just got home. if you don't mind, turn left"]),
+    ("could could you please go, grab the cup", ["could could you please go, grab the cup"]),
+    # "and" or a comma before a command verb, after a part with a verb of its own
+    ("go to the kitchen and turn around", ["go to the kitchen", "turn around"]),
+    ("pick up the cup, put it on the table", ["pick up the cup", "put it on the table"]),
     ("bring me the thenar pad", ["bring me the thenar pad"]),
     ("then", ["then"]),
 ])
@@ -42,13 +47,17 @@ def test_the_next_part_sees_what_the_robot_will_hold():
     assert clauses.scene_after(scene, "not a plan") is scene
 
 
-def test_a_v2_model_plans_each_part_on_its_own_and_joins_them():
+def test_a_model_plans_each_part_with_the_state_the_parts_before_leave():
     model = PlannerModel(TINY)
     scene = Scene(objects=(SceneObject("cup_1", "cup", "red", x=1.0, y=0.0),
                            SceneObject("table_2", "table", "", x=3.0, y=1.0)), robot=RobotPose(0.0, 0.0, 0.0))
     say = "go to the red cup then go to the table and after that turn 90 degrees"
     whole = model.generate(scene, say)
-    parts = [model.generate(scene, part) for part in clauses.split_clauses(say)]
+    parts, antecedent = [], ""
+    for part in clauses.split_clauses(say):
+        parts.append(model.generate(scene, part, antecedent=antecedent))
+        scene = clauses.scene_after(scene, parts[-1].text)
+        antecedent = clauses.acted_on(parts[-1].text) or antecedent
     assert whole.parts == 3 and all(part.parts == 1 for part in parts)
-    assert whole.text == clauses.join_plans([part.text for part in parts])  # nothing held: the same scene
+    assert whole.text == clauses.join_plans([part.text for part in parts])
     assert whole.tokens == sum(part.tokens for part in parts)

@@ -15,14 +15,16 @@ import pytest
 from wafer_reasoner.engine.fast_engine import EngineConfig, PrefixCache, PrefixEntry, Sampler
 from wafer_reasoner.engine.grammar import grammar_for_query
 from wafer_reasoner.engine.planner_model import PlannerModel
-from wafer_reasoner.engine.prompt import build_prompt, map_tokens, tokens_to_plan
+from wafer_reasoner.engine.prompt import FIXED_PART, build_prompt, tokens_to_plan
 from wafer_reasoner.planner.language import parse_plan
 from wafer_reasoner.runtime.query import verifier_accepts
 from wafer_reasoner.training import speech_corpus
+from wafer_reasoner.understanding import clauses
+from wafer_reasoner.understanding.context import what_is_asked
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_planner"
 PROPERTY_CASES = int(os.environ.get("WAFER_PROPERTY_CASES", "300"))  # the engine benchmark runs 10,000
-ONE_CLAUSE = replace(speech_corpus.TRAIN_V2, clauses=(1.0,))  # one part: generate() plans it in one pass
+ONE_CLAUSE = replace(speech_corpus.TRAIN, clauses=(1.0,))  # one part: generate() plans it in one pass
 
 
 def make(**config) -> PlannerModel:
@@ -40,8 +42,13 @@ def reference():
 
 
 def query(seed: int):
-    example = speech_corpus.sample(random.Random(seed), ONE_CLAUSE)
-    return example["scene"], example["say"]
+    """A one-part utterance that asks in every sentence: generate() plans it as build_prompt() writes it."""
+    rng = random.Random(seed)
+    while True:
+        example = speech_corpus.sample(rng, ONE_CLAUSE)
+        say = example["say"]
+        if len(clauses.split_clauses(say)) == 1 and what_is_asked(say) == say and not clauses.is_question(say):
+            return example["scene"], say
 
 
 def prompt_ids(model, scene, say) -> list:
@@ -114,7 +121,7 @@ def test_chunked_and_padded_batch_rows_match_each_row_alone(greedy):
 def test_prefix_reuse_gives_the_same_plan_as_computing_everything(greedy, seed):
     cached = make(prefix_cache=4)
     scene, say = query(200 + seed)
-    cached.generate(scene, "bring me the cup")  # shares the map part of the prompt
+    cached.generate(scene, "bring me the cup")  # shares the start of the prompt
     first = cached.generate(scene, say)
     again = cached.generate(scene, say)  # the same scene and utterance: the whole prompt is reused
     plain = greedy.generate(scene, say)
@@ -126,7 +133,7 @@ def test_prepare_pins_the_fixed_part_computed_once(greedy):
     model = make(prefix_cache=0)
     scene, say = query(300)
     model.prepare(scene)
-    fixed_length = len(map_tokens(scene, model.tokenizer))
+    fixed_length = len(FIXED_PART)
     result = model.generate(scene, say)
     assert result.reused_tokens == fixed_length
     assert result.text == greedy.generate(scene, say).text

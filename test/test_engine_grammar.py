@@ -13,7 +13,6 @@ from wafer_reasoner.planner.language import Clarify, Follow, Handover, PlaceOn, 
 from wafer_reasoner.planner.scene import NamedPlace, Scene
 from wafer_reasoner.training import speech_corpus
 from wafer_reasoner.training.vocab import build_tokenizer
-from wafer_reasoner.understanding.refusals import FUNCTION_WORDS
 
 TOKENIZER = build_tokenizer()
 
@@ -44,7 +43,7 @@ def refs_of(steps):
 @pytest.mark.parametrize("seed", range(300))
 def test_random_walks_parse_and_refer_only_to_the_scene(seed):
     rng = random.Random(seed)
-    example = speech_corpus.sample(rng, rng.choice((speech_corpus.TRAIN_V2, speech_corpus.HELDOUT)))
+    example = speech_corpus.sample(rng, rng.choice((speech_corpus.TRAIN, speech_corpus.HELDOUT)))
     scene, say = example["scene"], example["say"]
     prompt = build_prompt(scene, say, TOKENIZER)
     grammar = grammar_for_query(TOKENIZER, prompt, scene, say)
@@ -57,33 +56,44 @@ def test_random_walks_parse_and_refer_only_to_the_scene(seed):
         if ref.kind == "obj":
             assert ref.name in prompt.slot_ids
         elif ref.kind == "place":
-            assert scene.place(ref.name) is not None
+            assert ref.name in prompt.place_names  # only a place the utterance mentioned
         else:
-            assert ref.name == "user" or scene.person(ref.name) is not None
+            assert ref.name == "user"  # only the speaker is addressable by speech
     assert not any(isinstance(s, (Stop, Follow, Clarify)) for s in steps[:-1]), "stop/follow/clarify end a plan"
     assert all(s.seconds >= 0 for s in steps if isinstance(s, Wait))
 
 
-@pytest.mark.parametrize("seed", range(300))
-def test_gold_plans_of_the_corpus_are_inside_the_grammar(seed):
-    rng = random.Random(1000 + seed)
-    example = speech_corpus.sample(rng, speech_corpus.TRAIN_V2)
-    prompt = build_prompt(example["scene"], example["say"], TOKENIZER)
-    grammar = grammar_for_query(TOKENIZER, prompt, example["scene"], example["say"])
-    gold = [TOKENIZER.id(t) for t in plan_to_tokens(example["plan"], prompt, TOKENIZER)]
-    refused = re.fullmatch(r"clarify\(not_found:(\w+)\)", example["plan"])
-    if refused and FUNCTION_WORDS.intersection(refused.group(1).split("_")):  # "first_aid_kit": a refusal never
-        assert not grammar.accepts(gold)  # names a function word, a known limit of the grammar
-    else:
-        assert grammar.accepts(gold), (example["say"], example["plan"])
+def test_gold_plans_of_the_corpus_are_inside_the_grammar():
+    """Every gold plan the prompt can express is a path of the grammar. A draw whose utterance understanding
+    reads otherwise than the generator meant (ASR noise turning a locator into another word) cannot be expressed;
+    training skips those, and they must stay rare."""
+    rng, inexpressible = random.Random(1000), 0
+    for _ in range(600):
+        example = speech_corpus.sample(rng, speech_corpus.TRAIN)
+        prompt = build_prompt(example["scene"], example["say"], TOKENIZER)
+        try:
+            gold = [TOKENIZER.id(t) for t in plan_to_tokens(example["plan"], prompt, TOKENIZER)]
+        except ValueError:
+            inexpressible += 1
+            continue
+        refs = refs_for_query(prompt, example["scene"], example["say"])
+        grammar = build_grammar(TOKENIZER, refs)
+        refused = re.fullmatch(r"clarify\(not_found:(\w+)\)", example["plan"])
+        if refused and refused.group(1) not in refs.not_found_labels:  # a name made of words that never name
+            assert not grammar.accepts(gold)  # a thing ("first_aid_kit" said with no determiner): rare
+            inexpressible += 1
+        else:
+            assert grammar.accepts(gold), (example["say"], example["plan"])
+    assert inexpressible <= 9  # 1.5%
 
 
-def test_a_slot_outside_the_prompt_and_an_unknown_place_are_refused():
-    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=2, places=("kitchen",)))
+def test_a_slot_outside_the_prompt_and_an_unmentioned_place_are_refused():
+    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=2, place_slots=1))
     assert grammar.accepts(ids("navigate(", "obj:", "<o1>", ")", EOS))
     assert not grammar.accepts(ids("navigate(", "obj:", "<o2>", ")", EOS))
-    assert grammar.accepts(ids("navigate(", "place:", "kitchen", ")", EOS))
-    assert not grammar.accepts(ids("navigate(", "place:", "office", ")", EOS))
+    assert grammar.accepts(ids("navigate(", "place:", "<p0>", ")", EOS))
+    assert not grammar.accepts(ids("navigate(", "place:", "<p1>", ")", EOS))
+    assert not grammar.accepts(ids("navigate(", "place:", "kitchen", ")", EOS))  # names are never written
     assert not grammar.accepts(ids("navigate(", "obj:", "<o1>", ")"))  # unfinished
 
 
@@ -108,11 +118,11 @@ def test_forced_runs_follow_the_only_continuation():
 
 
 def test_a_tight_budget_still_ends_in_a_complete_plan():
-    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=3, places=("living_room",)))
+    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=3, place_slots=1))
     for seed in range(200):
         walked = random_walk(grammar, 6, random.Random(seed))
         assert len(walked) <= 6
-        parse_plan(tokens_to_plan([TOKENIZER.tokens[t] for t in walked], Prompt((), ("a", "b", "c"))))
+        parse_plan(tokens_to_plan([TOKENIZER.tokens[t] for t in walked], Prompt((), ("a", "b", "c"), ("kitchen",))))
     assert grammar.dist[grammar.start] == 2  # stop() <eos>
     with pytest.raises(ValueError, match="budget"):
         grammar.cursor(1)
@@ -132,6 +142,7 @@ def test_clarify_is_the_whole_plan_and_its_labels_come_from_the_query():
     prompt = build_prompt(scene, "bring me the coffee mug", TOKENIZER)
     refs = refs_for_query(prompt, scene, "bring me the coffee mug")
     assert "coffee_mug" in refs.not_found_labels and refs.ambiguous_labels == ()
+    assert "bring" not in refs.not_found_labels and "me" not in refs.not_found_labels  # never a verb or "me"
     grammar = build_grammar(TOKENIZER, refs)
     assert grammar.accepts(ids("clarify(", "not_found:", "coffee", "_", "mug", ")", EOS))
     assert not grammar.accepts(ids("clarify(", "not_found:", "book", ")", EOS))  # not said
@@ -140,22 +151,23 @@ def test_clarify_is_the_whole_plan_and_its_labels_come_from_the_query():
     assert not grammar.accepts(ids("stop()", "; ", "clarify(", "unsupported", ")", EOS))
 
 
-def test_names_the_vocabulary_cannot_spell_are_left_out():
+def test_names_the_vocabulary_cannot_spell_are_left_out_and_no_place_means_no_place_step():
     assert spell(TOKENIZER, "living_room") == tuple(ids("living", "_", "room"))
     assert spell(TOKENIZER, "zorblax") == tuple(ids("Z", "##o", "##r", "##b", "##l", "##a", "##x"))  # spelled
     assert spell(TOKENIZER, "zor.blax") is None and spell(TOKENIZER, "living__room") is None
-    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=0, places=("zor.blax",)))
+    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=0, place_slots=0))
     cursor = grammar.cursor(64)
     cursor.advance(TOKENIZER.ids["navigate("])
     assert TOKENIZER.ids["place:"] not in cursor.options()
 
 
 def test_handover_and_place_steps_parse_to_the_right_types():
-    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=2, places=("kitchen",)))
-    tokens = ("place(", "obj:", "<o0>", ", ", "place:", "kitchen", ")", "; ", "handover(", "obj:", "<o1>", ", ",
+    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=2, place_slots=1))
+    tokens = ("place(", "obj:", "<o0>", ", ", "place:", "<p0>", ")", "; ", "handover(", "obj:", "<o1>", ", ",
               "person:", "user", ")", EOS)
     assert grammar.accepts(ids(*tokens))
-    steps = parse_plan(tokens_to_plan(list(tokens), Prompt(tokens=(), slot_ids=("cup_1", "cup_2"))))
+    steps = parse_plan(tokens_to_plan(list(tokens), Prompt(tokens=(), slot_ids=("cup_1", "cup_2"),
+                                                           place_names=("kitchen",))))
     assert steps == (
         PlaceOn(Ref("obj", "cup_1"), Ref("place", "kitchen")),
         Handover(Ref("obj", "cup_2"), Ref("person", "user")),
@@ -163,7 +175,7 @@ def test_handover_and_place_steps_parse_to_the_right_types():
 
 
 def test_options_are_sorted_unique_token_ids():
-    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=4, places=("kitchen", "office")))
+    grammar = build_grammar(TOKENIZER, GrammarRefs(slots=4, place_slots=2))
     for node in range(len(grammar)):
         assert np.all(np.diff(grammar.node(node).ids) > 0)
 

@@ -112,26 +112,26 @@ def test_until_the_first_odometry_nothing_moves(emulator):
 
 
 def test_an_ok_plan_is_recorded_then_started_and_ids_count_up(emulator):
-    core = core_with({"go to the kitchen": "navigate(place:kitchen)", "turn": "rotate(90)"}, emulator)
+    core = core_with({"go to the kitchen": "navigate(place:kitchen)", "turn left": "rotate(90)"}, emulator)
     ready(core)
     out = core.on_utterance("go to the kitchen", 0.1)
     assert isinstance(out[0], PlanRecord) and out[0].plan_id == 1
     started = of(EventRecord, out)[0]
     assert (started.plan_id, started.event.kind) == (1, PlanEventKind.STEP_STARTED)
     assert of(NavigationGoal, out) == [NavigationGoal(4.0, 0.0, 0.0, 0)]
-    second = core.on_utterance("turn", 0.2)
+    second = core.on_utterance("turn left", 0.2)
     preempted = [r for r in of(EventRecord, second) if r.event.kind is PlanEventKind.PLAN_PREEMPTED]
     assert [r.plan_id for r in preempted] == [1] and of(PlanRecord, second)[0].plan_id == 2
 
 
 def test_paced_answers_wait_for_their_emulated_time_in_the_order_asked(emulator):
-    core = core_with({"go to the kitchen": "navigate(place:kitchen)", "turn": "rotate(90)"}, emulator,
+    core = core_with({"go to the kitchen": "navigate(place:kitchen)", "turn left": "rotate(90)"}, emulator,
                      pacing=EMULATED)
     ready(core)
     assert not of(PlanRecord, core.on_utterance("go to the kitchen", 1.0))  # held
     due_s = core.next_release_s
     assert due_s > 1.0 and core.release_due(due_s - 1e-3) == ()
-    core.on_utterance("turn", 1.0001)
+    core.on_utterance("turn left", 1.0001)
     assert core.held[1].release_s >= core.held[0].release_s  # never overtakes the earlier answer
     released = core.release_due(due_s)
     assert [r.plan_id for r in of(PlanRecord, released)] == [1] and of(NavigationGoal, released)

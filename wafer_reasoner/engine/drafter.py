@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 
-from wafer_reasoner.engine.tokenizer import DIGITS, PLAN_TOKENS, SLOT_TOKENS
+from wafer_reasoner.engine.tokenizer import DIGITS, PLACE_SLOT_TOKENS, PLAN_TOKENS, SLOT_TOKENS
 
 MAX_TRIE_NODES = 50_000  # learning stops here (a plan adds at most ~64 nodes; shapes repeat)
 MAX_WORDS = 20_000  # utterance words counted for the first-token guess (new words are ignored past this)
@@ -60,12 +60,13 @@ class DraftState:
 
 class PlanDrafter:
     def __init__(self, tokenizer):
-        self.slot_index = {tokenizer.ids[token]: k for k, token in enumerate(SLOT_TOKENS)}  # slot id -> k
+        # object and place slots: a plan's k-th named thing, whatever its slot (the token before says which kind)
+        self.slot_index = {tokenizer.ids[token]: k for k, token in enumerate(SLOT_TOKENS + PLACE_SLOT_TOKENS)}
         self.structure = {tokenizer.ids[token] for token in PLAN_TOKENS if token in tokenizer.ids}  # never copied
         self.say_id, self.scene_id = tokenizer.ids.get("<say>"), tokenizer.ids.get("<scene>")
         self.digits = {tokenizer.ids[token] for token in DIGITS if token in tokenizer.ids}
         self.joiners = {tokenizer.ids[token] for token in ("_", ".") if token in tokenizer.ids}  # inside a run
-        self.marks = {index for token, index in tokenizer.ids.items() if token.startswith("@") or token == "*"}
+        self.marks = {index for token, index in tokenizer.ids.items() if token[:1] in ("@", "#") and len(token) > 1}
         self.root = _TrieNode()
         self.nodes = 1
         self.plans = 0  # plans learned

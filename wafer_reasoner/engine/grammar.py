@@ -6,9 +6,8 @@ token, then each argument's sub-automaton, ``, `` between arguments and ``)`` af
 references that exist can be written:
 
 - ``obj:`` takes the slot tokens of the objects in this prompt (``<o0>`` .. ``<o{n-1}>``), nothing else;
-- ``place:`` takes the names of the semantic map's places (those the vocabulary can spell);
-- ``person:`` takes ``user`` (the speaker is always addressable; the verifier checks that they are in view) and
-  the ids of the people in the scene that the vocabulary can spell;
+- ``place:`` takes the slot tokens of the places the utterance mentioned (``<p0>`` ..), nothing else;
+- ``person:`` takes ``user``: only the speaker is addressable by speech (the verifier checks they are in view);
 - ``clarify`` is only ever the whole plan; ``clarify(ambiguous:L)`` and ``clarify(not_found:L)`` take the labels
   ``understanding/refusals.py`` allows;
 - ``stop()`` and ``follow(...)`` end the plan (the verifier would refuse anything after them);
@@ -26,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from wafer_reasoner.engine.automaton import PlanGrammar
 from wafer_reasoner.engine.prompt import Prompt
-from wafer_reasoner.engine.tokenizer import DIGITS, EOS, SLOT_TOKENS, Tokenizer
+from wafer_reasoner.engine.tokenizer import DIGITS, EOS, PLACE_SLOT_TOKENS, SLOT_TOKENS, Tokenizer
 from wafer_reasoner.planner.syntax import (
     ANGLE,
     ARG_SEPARATOR,
@@ -44,7 +43,7 @@ from wafer_reasoner.planner.syntax import (
     ref_prefix,
 )
 from wafer_reasoner.understanding.refusals import refusal_labels
-from wafer_reasoner.understanding.words import said_numbers
+from wafer_reasoner.understanding.words import plannable_numbers
 
 # a rotation a speaker may ask for without saying a number ("turn around", "turn left")
 UNSAID_ROTATIONS = ("180", "90", "-90")
@@ -55,7 +54,7 @@ class GrammarRefs:
     """What a plan for this query may refer to (names as plan text, e.g. ``living_room``)."""
 
     slots: int  # objects in the prompt: slot tokens <o0> .. <o{slots-1}>
-    places: tuple = ()  # place names of the semantic map
+    place_slots: int = 0  # places in the prompt: slot tokens <p0> .. <p{place_slots-1}>
     people: tuple = (SPEAKER,)  # person ids
     not_found_labels: tuple = ()  # labels clarify(not_found:...) may name
     ambiguous_labels: tuple = ()  # labels clarify(ambiguous:...) may name
@@ -64,12 +63,11 @@ class GrammarRefs:
 
 def refs_for_query(prompt: Prompt, scene, utterance: str) -> GrammarRefs:
     """The references a plan for (scene, utterance) may use, given the prompt built from them."""
-    refusals = refusal_labels(scene, prompt.heard, prompt.grounded)
+    refusals = refusal_labels(scene, prompt.heard, prompt.grounding)
     return GrammarRefs(
-        numbers=said_numbers(prompt.heard.words, utterance),
+        numbers=plannable_numbers(prompt.heard.said, utterance),
         slots=len(prompt.slot_ids),
-        places=tuple(sorted({place.name for place in scene.places})),
-        people=tuple(sorted({SPEAKER, *(person.id for person in scene.people)})),
+        place_slots=len(prompt.place_names),
         not_found_labels=refusals.not_found,
         ambiguous_labels=refusals.ambiguous,
     )
@@ -136,10 +134,10 @@ class _Builder:
                 raise ValueError(f"grammar is not deterministic at node {node}, token {then!r}")
         return root
 
-    def slots(self, count: int, then: str, target: int) -> int:
+    def slots(self, count: int, then: str, target: int, tokens: tuple = SLOT_TOKENS) -> int:
         choose, chosen = self.node(), self.node()
         for slot in range(count):
-            self.link(choose, SLOT_TOKENS[slot], chosen)
+            self.link(choose, tokens[slot], chosen)
         self.link(chosen, then, target)
         return choose
 
@@ -236,7 +234,9 @@ class _Arguments:
     def _names(self, ref_kind: str, then: str, target: int) -> int:
         if ref_kind == "obj":
             return self.b.slots(self.refs.slots, then, target)
-        return self.b.names(self.refs.places if ref_kind == "place" else self.refs.people, then, target)
+        if ref_kind == "place":
+            return self.b.slots(self.refs.place_slots, then, target, PLACE_SLOT_TOKENS)
+        return self.b.names(self.refs.people, then, target)
 
 
 @functools.lru_cache(maxsize=64)

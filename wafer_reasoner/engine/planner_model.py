@@ -25,16 +25,18 @@ from wafer_reasoner.engine import SHIPPED_MODEL_DIR
 from wafer_reasoner.engine.decoder import DecoderLayout
 from wafer_reasoner.engine.fast_engine import EngineConfig, FastEngine
 from wafer_reasoner.engine.grammar import grammar_for_query
-from wafer_reasoner.engine.prompt import Prompt, build_prompt, map_tokens, tokens_to_plan
+from wafer_reasoner.engine.prompt import FIXED_PART, Prompt, build_prompt, tokens_to_plan
 from wafer_reasoner.engine.tokenizer import EOS, Tokenizer
 from wafer_reasoner.planner.bounded_json import loads_bounded
 from wafer_reasoner.planner.language import PlanSyntaxError, parse_plan
 from wafer_reasoner.planner.scene import shown
 from wafer_reasoner.planner.syntax import MAX_STEPS, SEPARATOR
 from wafer_reasoner.understanding import clauses, coverage
+from wafer_reasoner.understanding.context import what_is_asked
 
 MODEL_FILE = "planner.onnx"
 MAX_NEW_TOKENS = 64
+REFUSED = "clarify(unsupported)"  # the plan for a part outside the language (a question)
 MAX_CONTINUATIONS = 3  # passes after a plan that left a mention uncovered (a 4-clause command: usually 1)
 FAST, REFERENCE = "fast", "reference"
 ENGINES = (FAST, REFERENCE)
@@ -168,45 +170,51 @@ class PlannerModel:
         logits = outputs[0]  # [B, S, V]
         return logits, dict(zip(self.past_names, outputs[1:]))
 
-    def fit_prompt(self, scene, utterance: str) -> Prompt:
-        prompt = build_prompt(scene, utterance, self.tokenizer)
+    def fit_prompt(self, scene, utterance: str, antecedent: str = "") -> Prompt:
+        prompt = build_prompt(scene, utterance, self.tokenizer, antecedent)
         budget = self.context_length - self.max_new_tokens
         if len(prompt.tokens) > budget:
-            raise ValueError(
-                f"prompt is {len(prompt.tokens)} tokens; at most {budget} fit (shorten the utterance or the map)"
-            )
+            raise ValueError(f"prompt is {len(prompt.tokens)} tokens; at most {budget} fit (shorten the utterance)")
         return prompt
 
-    def prepare(self, scene) -> None:
-        """Compute the fixed prompt part (the semantic map) once now; later queries reuse its KV state."""
+    def prepare(self, scene=None) -> None:
+        """Compute the prompt's fixed start once now; later queries reuse its KV state. (The prompt holds nothing
+        of the map, so ``scene`` is not needed; it is taken for callers that pass their map.)"""
         if self.engine is not None:
             with self._engine_lock:
-                self.engine.pin_prefix([self.tokenizer.id(t) for t in map_tokens(scene, self.tokenizer)])
+                self.engine.pin_prefix([self.tokenizer.id(t) for t in FIXED_PART])
 
-    def generate(self, scene, utterance: str, *, accept=None) -> Generation:
+    def generate(self, scene, utterance: str, *, accept=None, antecedent: str = "") -> Generation:
         """One plan for (scene, utterance). ``accept(plan_text) -> bool`` (fast engine, best-of-N) verifies
-        candidates: the best accepted one is returned."""
+        candidates: the best accepted one is returned. ``antecedent``: the scene id "it" means when the utterance
+        names nothing before it (the object an earlier command acted on). Only the sentences that ask are
+        planned (``understanding/context.py``: "I'm so tired. Bring me the cup." plans "Bring me the cup.")."""
+        utterance = what_is_asked(utterance)
         if self.engine is None or self.engine.config.candidates == 1:
-            return self._generate_by_clause(scene, utterance, accept)
-        return self._generate_one(scene, utterance, accept)
+            return self._generate_by_clause(scene, utterance, accept, antecedent)
+        return self._generate_one(scene, utterance, accept, antecedent)
 
-    def _generate_one(self, scene, utterance: str, accept) -> Generation:
+    def _generate_one(self, scene, utterance: str, accept, antecedent: str = "") -> Generation:
+        if clauses.is_question(utterance):  # outside the language whatever the model would say
+            return Generation(text=REFUSED, tokens=0, prefill_ms=0.0, decode_ms=0.0, total_ms=0.0, tokens_per_s=0.0)
         if self.engine is None:
-            return self._generate_reference(scene, utterance)
+            return self._generate_reference(scene, utterance, antecedent)
         with self._engine_lock:
-            return self._generate_fast(scene, utterance, accept)
+            return self._generate_fast(scene, utterance, accept, antecedent)
 
-    def _generate_by_clause(self, scene, utterance: str, accept) -> Generation:
-        """Greedy: each part of the utterance between clause connectors planned on its own, with the state
-        the parts before it leave (engine/clauses.py); the plans joined as the contract joins clauses."""
+    def _generate_by_clause(self, scene, utterance: str, accept, antecedent: str) -> Generation:
+        """Greedy: each part of the utterance between clause connectors planned on its own, with the state the
+        parts before it leave (what the robot holds, what "it" means; understanding/clauses.py); the plans joined
+        as the contract joins clauses."""
         parts = clauses.split_clauses(utterance)
         if len(parts) == 1:
-            return self._generate_one(scene, utterance, accept)
+            return self._generate_one(scene, utterance, accept, antecedent)
         started = time.perf_counter()
         generations = []
         for part in parts:
-            generations.append(self._generate_one(scene, part, None))
+            generations.append(self._generate_one(scene, part, None, antecedent))
             scene = clauses.scene_after(scene, generations[-1].text)
+            antecedent = clauses.acted_on(generations[-1].text) or antecedent
         first = generations[0]
         total = lambda field: sum(getattr(g, field) for g in generations)  # noqa: E731
         model_ms = total("prefill_ms") + total("decode_ms")
@@ -220,9 +228,9 @@ class PlannerModel:
             reused_tokens=total("reused_tokens"), continued=total("continued"), parts=len(parts),
         )
 
-    def _generate_fast(self, scene, utterance: str, accept) -> Generation:
+    def _generate_fast(self, scene, utterance: str, accept, antecedent: str = "") -> Generation:
         started = time.perf_counter()
-        prompt = self.fit_prompt(scene, utterance)
+        prompt = self.fit_prompt(scene, utterance, antecedent)
         grammar = None
         if self.engine.config.constrained:
             grammar = grammar_for_query(self.tokenizer, prompt, scene, utterance)
@@ -262,7 +270,7 @@ class PlannerModel:
         write the next step. A pass is kept only if it covers more and the whole still parses; at most
         MAX_CONTINUATIONS passes."""
         names = self.tokenizer.tokens
-        need = coverage.required(prompt.grounded, prompt.heard.words, utterance)
+        need = coverage.required(prompt.grounding, prompt.heard.said, utterance)
         separator = self.tokenizer.id(SEPARATOR)
         passes, model_s = 0, 0.0
         while passes < MAX_CONTINUATIONS and plan and plan[-1] == self.tokenizer.eos_id:
@@ -281,10 +289,10 @@ class PlannerModel:
             plan, passes = longer, passes + 1
         return plan, passes, model_s
 
-    def _generate_reference(self, scene, utterance: str) -> Generation:
+    def _generate_reference(self, scene, utterance: str, antecedent: str = "") -> Generation:
         """Greedy decoding of one plan for (scene, utterance), one session.run per token."""
         started = time.perf_counter()
-        prompt = self.fit_prompt(scene, utterance)
+        prompt = self.fit_prompt(scene, utterance, antecedent)
         ids = np.array([[self.tokenizer.id(t) for t in prompt.tokens]], dtype=np.int64)  # [1, S]
         mask = np.ones_like(ids)  # [1, T]
         prefill_start = time.perf_counter()

@@ -2,17 +2,20 @@
 
 One sequence, decoder-only::
 
-    <bos> <places> kitchen , living _ room <say> bring me the red @1 cup near the @2 table <scene>
-          @1 <o0> @2 <o1> <hold> none <plan>
+    <bos> <say> bring me the red @1 from the #1 then put @2 it on the @3 <scene>
+          @1 <o0> @2 <o0> @3 <o1> #1 <p0> <hold> none <plan>
     navigate( obj: <o0> ) ; pick( obj: <o0> ) ; navigate( person: user ) ; handover( obj: <o0> , person: user ) <eos>
 
-- ``<places>``: the map's place names; ``<say>``: the utterance as understanding annotated it
-  (``understanding.mentions.hear``: mention tags ``@k``, mentions as the scene spells them, ``#`` before a
-  place name); words outside the vocabulary are spelled.
-- ``<scene>``: per mention, what understanding grounded it to (``understanding.grounding``): an object slot
-  ``<oK>``, ``<ambiguous>`` or ``<missing>``; then the held object. The model decides which mention plays which
-  role and writes slot tokens, never raw ids: ``<oK>`` is mapped back to the scene id after decoding.
-- The map part (``<bos> <places> ... <say>``) comes first, so its KV state is computed once and reused.
+- ``<say>``: the utterance as understanding annotated it (``understanding.mentions.hear``): object mentions tagged
+  ``@k`` (pronouns as said; a label, as the scene spells it, only when the mention is ambiguous or missing: a
+  found object is its slot, whatever it is called), place mentions replaced by ``#k``; words outside the
+  vocabulary spelled.
+- ``<scene>``: per object mention what understanding grounded it to (``understanding.grounding.ground``): an object
+  slot ``<oK>``, ``<ambiguous>`` or ``<missing>``; per place mention a place slot ``<pK>``; then the held object.
+  The model decides which mention plays which role and writes slot tokens, never raw ids or names: ``<oK>`` and
+  ``<pK>`` are mapped back to the scene's id and the map's name after decoding.
+- Nothing the utterance does not mention is in the prompt: not the map, not the other objects, not the other
+  people. So the plan cannot depend on them (docs/action_language.md section 2.2).
 """
 
 from __future__ import annotations
@@ -25,67 +28,87 @@ from wafer_reasoner.engine.tokenizer import (
     EOS,
     LETTER_TEXT,
     MISSING,
+    PLACE_SLOT_TOKENS,
     PLAN_TOKENS,
     SLOT_TOKENS,
     Tokenizer,
 )
 from wafer_reasoner.planner.scene import Scene
 from wafer_reasoner.planner.syntax import piece_pattern, ref_prefix
-from wafer_reasoner.understanding.grounding import grounded_mentions
-from wafer_reasoner.understanding.mentions import MENTION_TAGS, Heard, hear
+from wafer_reasoner.understanding.grounding import ground
+from wafer_reasoner.understanding.mentions import MENTION_TAGS, PLACE_TAGS, Heard, hear
 from wafer_reasoner.understanding.words import label_words
 
-MAP_PART_END = "<say>"  # the prompt up to here depends only on the semantic map
+FIXED_PART = (BOS, "<say>")  # the prompt's start, the same for every query
 _PLAN_PIECES = piece_pattern()
-_OBJ = ref_prefix("obj")
+_OBJ, _PLACE = ref_prefix("obj"), ref_prefix("place")
 
 
 @dataclass(frozen=True)
 class Prompt:
     tokens: tuple  # token strings
-    slot_ids: tuple  # slot k -> scene object id
+    slot_ids: tuple  # object slot k -> scene object id
+    place_names: tuple = ()  # place slot k -> place name
     # what understanding made of the utterance, kept so the grammar and the coverage check need not redo it
     heard: Heard | None = field(default=None, compare=False, repr=False)
-    grounded: tuple = field(default=(), compare=False, repr=False)  # grounding.grounded_mentions(...)
+    grounding: object = field(default=None, compare=False, repr=False)  # grounding.Grounding
 
 
-def map_tokens(scene: Scene, tokenizer: Tokenizer) -> list:
-    """The map part: ``<bos> <places> name , name ... <say>``."""
-    tokens = [BOS, "<places>"]
-    for index, place in enumerate(scene.places):
-        tokens += ([","] if index else []) + [t for w in label_words(place.name) for t in tokenizer.word_tokens(w)]
-    return tokens + [MAP_PART_END]
+class _Slots:
+    """Slot tokens numbered in order of first use."""
+
+    def __init__(self, tokens: tuple):
+        self.tokens, self.names = tokens, []
+
+    def __call__(self, name: str) -> str:
+        if name not in self.names:
+            self.names.append(name)
+        return self.tokens[self.names.index(name)]
 
 
-def build_prompt(scene: Scene, utterance: str, tokenizer: Tokenizer) -> Prompt:
-    """The prompt for (scene, utterance)."""
+def _said_for_model(heard: Heard, grounding) -> list:
+    """The annotated words, without the label words of a mention that grounded to one object: its slot is all the
+    plan needs, and a label ("watering can", "fridge") must not sway what the plan does. Labels of ambiguous
+    and missing mentions stay: a refusal names them."""
+    said, index, mention = [], 0, 0
+    while index < len(heard.said):
+        word = heard.said[index]
+        said.append(word)
+        index += 1
+        if word in MENTION_TAGS:
+            reference, meant = grounding.objects[mention]
+            mention += 1
+            if reference is not None and not isinstance(meant, str):
+                index += len(label_words(reference.label))
+    return said
+
+
+def build_prompt(scene: Scene, utterance: str, tokenizer: Tokenizer, antecedent: str = "") -> Prompt:
+    """The prompt for (scene, utterance); ``antecedent``: the object "it" means when nothing in the utterance
+    comes before it (the object the previous part of a command acted on)."""
     heard = hear(scene, utterance)
-    tokens = map_tokens(scene, tokenizer)
-    tokens += [*[t for w in heard.said for t in tokenizer.word_tokens(w)], "<scene>"]
-    slot_ids = []
-
-    def slot(object_id: str) -> str:  # slots are numbered in order of first use
-        if object_id not in slot_ids:
-            slot_ids.append(object_id)
-        return SLOT_TOKENS[slot_ids.index(object_id)]
-
-    grounded = grounded_mentions(scene, heard, tokenizer.knows)
-    for tag, (_, meant) in zip(MENTION_TAGS, grounded):
-        tokens += [tag, AMBIGUOUS if meant == "ambiguous" else MISSING if meant == "missing" else slot(meant.id)]
+    grounding = ground(scene, heard, antecedent)
+    tokens = [*FIXED_PART, *[t for w in _said_for_model(heard, grounding) for t in tokenizer.word_tokens(w)],
+              "<scene>"]
+    objects, places = _Slots(SLOT_TOKENS), _Slots(PLACE_SLOT_TOKENS)
+    for tag, (_, meant) in zip(MENTION_TAGS, grounding.objects):
+        tokens += [tag, AMBIGUOUS if meant == "ambiguous" else MISSING if meant == "missing" else objects(meant.id)]
+    for tag, place in zip(PLACE_TAGS, grounding.places):
+        tokens += [tag, places(place.name)]
     held = any(o.id == scene.holding for o in scene.objects)
-    tokens += ["<hold>", slot(scene.holding) if held else "none", "<plan>"]
-    return Prompt(tuple(tokens), tuple(slot_ids), heard, grounded)
+    tokens += ["<hold>", objects(scene.holding) if held else "none", "<plan>"]
+    return Prompt(tuple(tokens), tuple(objects.names), tuple(places.names), heard, grounding)
 
 
 def plan_to_tokens(plan: str, prompt: Prompt, tokenizer: Tokenizer) -> list:
     """Canonical plan text -> output tokens (training targets). Raises ValueError if not expressible."""
-    slot_of = {object_id: SLOT_TOKENS[k] for k, object_id in enumerate(prompt.slot_ids)}
+    slots = {_OBJ: dict(zip(prompt.slot_ids, SLOT_TOKENS)), _PLACE: dict(zip(prompt.place_names, PLACE_SLOT_TOKENS))}
     tokens = []
     for piece in _PLAN_PIECES.findall(plan):
-        if tokens and tokens[-1] == _OBJ:
-            if piece not in slot_of:
-                raise ValueError(f"object {piece!r} is not in the prompt")
-            tokens.append(slot_of[piece])
+        if tokens and tokens[-1] in slots:
+            if piece not in slots[tokens[-1]]:
+                raise ValueError(f"{tokens[-1]}{piece} is not in the prompt")
+            tokens.append(slots[tokens[-1]][piece])
         elif piece in PLAN_TOKENS or piece.isdigit():
             tokens.append(piece)
         else:
@@ -95,14 +118,16 @@ def plan_to_tokens(plan: str, prompt: Prompt, tokenizer: Tokenizer) -> list:
 
 
 def tokens_to_plan(tokens, prompt: Prompt) -> str:
-    """Output tokens -> plan text with real scene ids (slots outside the prompt become '?')."""
+    """Output tokens -> plan text with real scene ids and place names (slots outside the prompt become '?')."""
     pieces = []
     for token in tokens:
         if token == EOS:
             break
-        if token in SLOT_TOKENS:
-            slot = SLOT_TOKENS.index(token)
-            pieces.append(prompt.slot_ids[slot] if slot < len(prompt.slot_ids) else "?")
+        if token in SLOT_TOKENS or token in PLACE_SLOT_TOKENS:
+            names, slots = (prompt.slot_ids, SLOT_TOKENS) if token in SLOT_TOKENS else \
+                (prompt.place_names, PLACE_SLOT_TOKENS)
+            slot = slots.index(token)
+            pieces.append(names[slot] if slot < len(names) else "?")
         else:
             pieces.append(LETTER_TEXT.get(token, token))
     return "".join(pieces)

@@ -2,8 +2,8 @@
 
 ``tokenizer.json`` holds ``{"kind": KIND, "tokens": [...]}``; a token's id is its index. The fixed part is the
 prompt's section and annotation tokens, the plan tokens of the action language (``planner/syntax.py``), digits,
-object slots and mention tags; the rest are words the training corpus says. A word outside the vocabulary is
-*spelled* (``stapler`` -> ``S ##t ##a ##p ##l ##e ##r``), so it can be read and copied into a plan.
+object and place slots and mention tags; the rest are words the training corpus says. A word outside the
+vocabulary is *spelled* (``stapler`` -> ``S ##t ##a ##p ##l ##e ##r``), so it can be read and copied into a plan.
 """
 
 from __future__ import annotations
@@ -13,29 +13,29 @@ import re
 import string
 
 from wafer_reasoner.planner.syntax import plan_tokens
-from wafer_reasoner.understanding.mentions import MENTION_TAGS, PLACE_MARK
+from wafer_reasoner.understanding.mentions import MENTION_TAGS, PLACE_TAGS
 from wafer_reasoner.understanding.words import label_words
 
 PAD, BOS, EOS, UNK = "<pad>", "<bos>", "<eos>", "<unk>"
-COLOR_MARK = "*"  # kept in the vocabulary for its layout; the current prompt does not write it
-SECTION_TOKENS = ("<places>", "<say>", "<scene>", "<hold>", "<plan>", "none", ",", "near", "_", PLACE_MARK, COLOR_MARK)
+SECTION_TOKENS = ("<say>", "<scene>", "<hold>", "<plan>", "none", "_")
 PLAN_TOKENS = plan_tokens()
 DIGITS = tuple(str(d) for d in range(10))
 MAX_SLOTS = 16
-SLOT_TOKENS = tuple(f"<o{k}>" for k in range(MAX_SLOTS))
+SLOT_TOKENS = tuple(f"<o{k}>" for k in range(MAX_SLOTS))  # objects, in order of first use in the prompt
+PLACE_SLOT_TOKENS = tuple(f"<p{k}>" for k in range(len(PLACE_TAGS)))  # places, likewise
 # spelling: a word outside the vocabulary is its letters, the first one upper case ("S ##t ##a ...")
 WORD_START_LETTERS = tuple(string.ascii_uppercase)
 LETTERS = tuple(f"##{c}" for c in string.ascii_lowercase)
 LETTER_TEXT = {**{t: t.lower() for t in WORD_START_LETTERS}, **{t: t[2:] for t in LETTERS}}
 AMBIGUOUS, MISSING = "<ambiguous>", "<missing>"  # what a mention resolves to when it is not one object
-KIND = "wafer_reasoner-resolved-v2"  # the prompt layout of engine/prompt.py; a model folder names the one it knows
+KIND = "wafer_reasoner-grounded-v3"  # the prompt layout of engine/prompt.py; a model folder names the one it knows
 _NAME_RE = re.compile(r"[a-z0-9_]+")  # plan names the tokenizer can write (lower case words and digits)
 
 
 def required_tokens() -> tuple:
     """The fixed tokens, in vocabulary order (a new vocabulary starts with them)."""
-    return (PAD, BOS, EOS, UNK, *SECTION_TOKENS, *PLAN_TOKENS, *DIGITS, *SLOT_TOKENS, *MENTION_TAGS,
-            *WORD_START_LETTERS, *LETTERS, AMBIGUOUS, MISSING)
+    return (PAD, BOS, EOS, UNK, *SECTION_TOKENS, *PLAN_TOKENS, *DIGITS, *SLOT_TOKENS, *PLACE_SLOT_TOKENS,
+            *MENTION_TAGS, *PLACE_TAGS, *WORD_START_LETTERS, *LETTERS, AMBIGUOUS, MISSING)
 
 
 def spell_word(word: str) -> list:

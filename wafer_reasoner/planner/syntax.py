@@ -28,8 +28,9 @@ NAME_PATTERN = r"[A-Za-z0-9_.\-]+"  # ids, place names and labels
 MINUS, DECIMAL_POINT = "-", "."
 MAX_PLAN_CHARS = 4096
 MAX_STEPS = 32
-MAX_INTEGER_DIGITS = 4  # numbers a plan writes: up to 4 integer digits (no leading zero) ...
+MAX_INTEGER_DIGITS = 4  # any number a plan writes: up to 4 integer digits (no leading zero) ...
 MAX_DECIMALS = 3  # ... and up to 3 decimals (the canonical form rounds to 3)
+MAX_SAID_DIGITS = 9  # a number said is planned as said up to this many digits (the verifier judges its size)
 
 # argument kinds: a tuple of reference kinds, or one of these
 ANGLE = "angle"  # a number, negative allowed (rotate: left is positive)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from wafer_reasoner.planner import output_grammar
 from wafer_reasoner.remote.client import BackendError, BackendProtocolError, BackendUnavailable, OpenAIClient
@@ -46,7 +46,8 @@ _COPIED = ("text", "tokens", "prompt_tokens", "total_ms", "tokens_per_s", "prefi
 class RemoteSettings:
     base_url: str
     model: str = ""  # "" = the first model GET /models lists
-    api_key: str = ""  # from the environment variable the node's parameter names; never from a file
+    api_key: str = field(default="", repr=False)  # from the environment variable api_key_env; never a file
+    api_key_env: str = ""  # the name of that variable (what logs may show)
     timeout_s: float = 10.0
     retries: int = 1
     constraint: str = "auto"

@@ -59,7 +59,7 @@ def remote_settings(values: dict, environ=None) -> RemoteSettings:
     environ = os.environ if environ is None else environ
     key_name = values.get("api_key_env", "")
     return RemoteSettings(base_url=values["base_url"], model=values.get("model", ""),
-                          api_key=environ.get(key_name, "") if key_name else "",
+                          api_key=environ.get(key_name, "") if key_name else "", api_key_env=key_name,
                           timeout_s=float(values.get("timeout_s", 10.0)), retries=int(values.get("retries", 1)),
                           constraint=values.get("constraint", "auto"), max_tokens=int(values.get("max_tokens", 256)))
 
@@ -71,6 +71,18 @@ def remote_planner(settings: RemoteSettings, *, fallback=None, fallback_mode: st
     if fallback_mode not in FALLBACKS:
         raise ValueError(f"fallback must be one of {FALLBACKS}, got {fallback_mode!r}")
     return RemotePlanner(settings, fallback=fallback if fallback_mode == EMBEDDED else None, model_dir=model_dir)
+
+
+def describe(planner) -> str:
+    """What a start-up log line says about the backend: "" for the embedded planner."""
+    if not isinstance(planner, RemotePlanner):
+        return ""
+    settings = planner.settings
+    key = f", API key from ${settings.api_key_env}" if settings.api_key_env else ""
+    missing = " (NOT SET: requests go without a key)" if key and not settings.api_key else ""
+    return (f"; planning with {settings.base_url} (model {settings.model or 'listed first'}, constraint "
+            f"{settings.constraint}, timeout {settings.timeout_s:g} s, fallback "
+            f"{'embedded' if planner.fallback is not None else 'none'}{key}{missing})")
 
 
 def backend_status(planner) -> tuple:

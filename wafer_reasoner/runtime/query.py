@@ -1,6 +1,9 @@
 """The query: one utterance in, one checked plan out. ``ReasonerCore`` asks it for every utterance.
 
-    utterance -> validate -> stop command? -> model.generate -> parse_plan -> verify_plan -> PlanResult
+    utterance -> validate -> stop command? -> model.generate -> parse_plan -> envelope -> verify_plan -> PlanResult
+
+The envelope (``runtime/envelope.py``) refuses a plan that moves the robot unless the utterance licenses it,
+whatever the model wrote; the verifier then checks the plan against the scene and the safety limits.
 
 Nothing here publishes: the core hands an 'ok' result's steps to the executor and the JSON form to
 ``reasoner/plan``.  The model is anything with ``generate(scene, utterance)``
@@ -21,6 +24,7 @@ from wafer_reasoner.planner.limits import SafetyLimits
 from wafer_reasoner.planner.phrases import clarify_question
 from wafer_reasoner.planner.scene import Scene
 from wafer_reasoner.planner.verifier import verify_plan
+from wafer_reasoner.runtime.envelope import breach
 from wafer_reasoner.understanding.stop import is_stop_command
 
 MAX_UTTERANCE_CHARS = 1000
@@ -131,6 +135,9 @@ def _checked(text: str, generation, scene: Scene, limits: SafetyLimits, now_s: f
     if is_clarification(steps):
         question = clarify_question(steps[0], scene)
         return _result(text, steps, PlanStatus.CLARIFY, (question,), started, clock, **from_model)
+    outside = breach(steps, scene, text)
+    if outside:
+        return _result(text, steps, PlanStatus.REJECTED, (outside,), started, clock, **from_model)
     verdict = verify_plan(steps, scene, limits, now_s=now_s)
     status = PlanStatus.OK if verdict.ok else PlanStatus.REJECTED
     return _result(text, steps, status, verdict.reasons, started, clock, **from_model)
@@ -178,14 +185,18 @@ def _json_value(value):
     return _json_number(value) if isinstance(value, float) else value
 
 
-def verifier_accepts(scene: Scene, limits: SafetyLimits, *, now_s: float):
-    """``accept(plan_text) -> bool`` for best-of-N: a candidate counts only if it parses and passes
-    ``verify_plan`` (a clarify passes: it only speaks), so a candidate the verifier would refuse never wins."""
+def verifier_accepts(scene: Scene, limits: SafetyLimits, *, now_s: float, utterance: str | None = None):
+    """``accept(plan_text) -> bool`` for best-of-N: a candidate counts only if it parses, stays inside the
+    envelope of ``utterance`` (when given) and passes ``verify_plan`` (a clarify passes: it only speaks), so a
+    candidate the query would refuse never wins."""
 
     def accept(text: str) -> bool:
         try:
-            return verify_plan(parse_plan(text), scene, limits, now_s=now_s).ok
+            steps = parse_plan(text)
         except PlanSyntaxError:
             return False
+        if utterance is not None and breach(steps, scene, utterance):
+            return False
+        return verify_plan(steps, scene, limits, now_s=now_s).ok
 
     return accept

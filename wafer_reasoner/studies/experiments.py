@@ -111,7 +111,7 @@ def decode_candidates(model, cases, limits=LIMITS) -> list:
     for example in cases:
         scene = example["scene"]
         generation = model.generate(scene, example["say"])
-        accept = verifier_accepts(scene, limits, now_s=scene.stamp_s)
+        accept = verifier_accepts(scene, limits, now_s=scene.stamp_s, utterance=example["say"])
         texts = generation.candidate_texts or (generation.text,)
         finished = generation.candidate_finished or (True,)
         decoded.append({

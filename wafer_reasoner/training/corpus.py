@@ -139,6 +139,7 @@ class SceneBuilder:
         self.counter = 0
         self.robot = RobotPose(rng.uniform(-4, 4), rng.uniform(-4, 4), rng.uniform(-math.pi, math.pi))
         self.surface = None  # a piece of furniture things stand on, as in a real room ("cups on the table")
+        self.places = ()  # the map's places, for "the mug from the kitchen"
 
     def add_surface(self, label: str) -> None:
         self.surface = self.add(label, self.rng.choice(("",) + self.lexicon.colors))
@@ -191,16 +192,41 @@ def _other_colors(rng, exclude, k, colors=COLORS):
     return rng.sample([c for c in colors if c not in exclude], k)
 
 
-EXPRESSION_KINDS = ("unique", "color", "superlative", "near", "ambiguous", "missing")
+EXPRESSION_KINDS = ("unique", "color", "superlative", "near", "ambiguous", "missing", "place", "indefinite")
+LOCATOR_WORDS = ("near", "next to", "by", "beside", "on", "in", "from", "at", "close to", "under")
+PLACE_LOCATOR_WORDS = ("in", "from", "at", "by", "near")
+
+
+def _far_point(builder: "SceneBuilder", place, radius_m: float):
+    """A free point more than ``radius_m`` from place (None after many tries)."""
+    for _ in range(50):
+        point = builder._free_point()
+        if point is not None and distance(point[0], point[1], place.x, place.y) > radius_m:
+            return point
+    return None
+
+
+def _place_expression(rng: random.Random, builder: "SceneBuilder", label: str, colors: tuple) -> Expression:
+    """One copy of label within PLACE_RADIUS_M of a place, the others farther: "the mug from the kitchen"."""
+    from wafer_reasoner.understanding.grounding import PLACE_RADIUS_M
+
+    key = label_key(label)
+    place = rng.choice(builder.places)
+    builder._create(label, rng.choice(("",) + colors), builder._free_point(near=place, radius=PLACE_RADIUS_M * 0.7))
+    for _ in range(rng.randint(1, 2)):
+        builder._create(label, rng.choice(("",) + colors), _far_point(builder, place, PLACE_RADIUS_M * 1.3))
+    return Expression(key, near_place=place.name, near_word=rng.choice(PLACE_LOCATOR_WORDS))
 
 
 def plan_expression(rng: random.Random, builder: SceneBuilder, label: str, *, furniture=False, kind=None,
-                    kind_weights=(3, 3, 2, 2, 1, 1)) -> Expression:
+                    kind_weights=(3, 3, 2, 2, 1, 1, 0, 0)) -> Expression:
     """Pick a referring-expression kind for `label` (unless given) and populate the scene to match it."""
     key = label_key(label)
     colors = builder.lexicon.colors
     kind = kind or rng.choices(EXPRESSION_KINDS, kind_weights)[0]
-    if furniture and kind == "near":
+    if furniture and kind in ("near", "place", "indefinite"):
+        kind = "unique"
+    if kind == "place" and not builder.places:
         kind = "unique"
     if kind == "missing":
         return Expression(key)
@@ -208,10 +234,10 @@ def plan_expression(rng: random.Random, builder: SceneBuilder, label: str, *, fu
     if kind == "unique":
         place(label, rng.choice(("",) + colors))
         return Expression(key)
-    if kind == "ambiguous":
+    if kind in ("ambiguous", "indefinite"):
         for color in _other_colors(rng, (), rng.randint(2, 3), colors):
             place(label, color if rng.random() < 0.7 else "")
-        return Expression(key)
+        return Expression(key, indefinite=kind == "indefinite")
     if kind == "color":
         present = _other_colors(rng, (), rng.randint(2, 4), colors)
         for color in present:
@@ -222,6 +248,8 @@ def plan_expression(rng: random.Random, builder: SceneBuilder, label: str, *, fu
         for color in _other_colors(rng, (), rng.randint(2, 3), colors):
             builder.add(label, color if rng.random() < 0.5 else "")
         return Expression(key, superlative=rng.choice(["nearest", "closest", "farthest"]))
+    if kind == "place":
+        return _place_expression(rng, builder, label, colors)
     # near: one copy next to an anchor of another label, the other copies away from everything
     anchor_label = rng.choice([f for f in builder.lexicon.furniture + builder.lexicon.small if f != label])
     anchor = builder.add(anchor_label, rng.choice(colors) if rng.random() < 0.5 else "")
@@ -229,8 +257,7 @@ def plan_expression(rng: random.Random, builder: SceneBuilder, label: str, *, fu
         builder.add(label, rng.choice(colors) if rng.random() < 0.5 else "", near=anchor)
     for _ in range(rng.randint(1, 2)):
         builder.add(label, rng.choice(colors) if rng.random() < 0.5 else "")
-    word = rng.choice(["near", "next to", "by"])
-    return Expression(key, near_label=label_key(anchor_label), near_word=word)
+    return Expression(key, near_label=label_key(anchor_label), near_word=rng.choice(LOCATOR_WORDS))
 
 
 def add_clutter(rng: random.Random, builder: SceneBuilder, avoid: set, count: int) -> None:

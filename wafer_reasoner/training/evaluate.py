@@ -1,10 +1,14 @@
-"""Held-out evaluation of an ONNX planner through the real engine (``make eval``).
+"""Evaluation of an ONNX planner through the real engine (``make eval``): three sets.
 
-    python -m wafer_reasoner.training.evaluate [--model-dir DIR] [--count N] [--seed-offset K] [--json OUT]
+    python -m wafer_reasoner.training.evaluate [--model-dir DIR] [--count N] [--seed-offset K] [--metamorphic N]
+                                               [--sets heldout,blind,metamorphic] [--json OUT]
 
-N=200 examples per speech_corpus.HELDOUT_CATEGORIES category (held-out phrasing, labels, colours, three and four
-clauses, noisy speech; each from its own fixed seed) plus "train" (fresh examples of the training distribution, for
-reference; not counted in "all").
+- held out: N=200 examples per speech_corpus.HELDOUT_CATEGORIES category (each from its own fixed seed) plus
+  "train" (fresh examples of the training distribution, for reference; not counted in "all");
+- blind: the sets in test/data/blind/, written from the contract by authors who never saw the generator
+  (training/blind.py);
+- metamorphic: N cases (default 2,000) whose unmentioned places, objects and people are added, removed, renamed or
+  shuffled; the plan must not move (training/metamorphic.py).
 Prints exact-match accuracy per category, clarify precision and a confusion summary of error kinds. Needs only
 the runtime dependencies (no torch).
 """
@@ -18,7 +22,8 @@ import time
 from collections import Counter, defaultdict
 
 from wafer_reasoner.engine.planner_model import PlannerModel
-from wafer_reasoner.planner.language import PlanSyntaxError, parse_plan
+from wafer_reasoner.planner.language import PlanSyntaxError, is_clarification, parse_plan
+from wafer_reasoner.runtime.envelope import breach
 from wafer_reasoner.training import speech_corpus
 
 
@@ -55,27 +60,42 @@ def error_kind(predicted: str, gold: str) -> str:
     return "wrong_action"
 
 
+def plan_text(model: PlannerModel, example: dict) -> tuple:
+    """(plan text, host ms); a prompt the model cannot take is an answer that is no plan."""
+    try:
+        generation = model.generate(example["scene"], example["say"])
+    except ValueError as error:
+        return f"<refused: {error}>", 0.0
+    return generation.text, generation.total_ms
+
+
 def evaluate(model: PlannerModel, examples: list) -> dict:
     per_category = defaultdict(lambda: [0, 0])
     errors = Counter()
     samples = []
-    clarify_predicted = clarify_correct = 0
+    clarify_predicted = clarify_correct = refusals = acted = unsupported = acted_unsupported = enveloped = 0
     latencies = []
     for example in examples:
-        generation = model.generate(example["scene"], example["say"])
-        latencies.append(generation.total_ms)
-        correct = generation.text == example["plan"]
+        text, host_ms = plan_text(model, example)
+        latencies.append(host_ms)
+        correct = text == example["plan"]
         bucket = per_category[category(example)]
         bucket[0] += correct
         bucket[1] += 1
-        if generation.text.startswith("clarify("):
+        acts = _acts(text)
+        if text.startswith("clarify("):
             clarify_predicted += 1
             clarify_correct += example["plan"].startswith("clarify(")
+        if example["plan"].startswith("clarify("):
+            refusals, acted = refusals + 1, acted + acts
+            enveloped += acts and not breach(parse_plan(text), example["scene"], example["say"])
+        if example["plan"] == "clarify(unsupported)":
+            unsupported, acted_unsupported = unsupported + 1, acted_unsupported + acts
         if not correct:
-            kind = error_kind(generation.text, example["plan"])
+            kind = error_kind(text, example["plan"])
             errors[kind] += 1
             if len(samples) < 12:
-                samples.append({"say": example["say"], "gold": example["plan"], "got": generation.text, "kind": kind})
+                samples.append({"say": example["say"], "gold": example["plan"], "got": text, "kind": kind})
     counted = [(c, n) for name, (c, n) in per_category.items() if name != "train"]
     total_correct, total = sum(c for c, _ in counted), sum(n for _, n in counted)
     latencies.sort()
@@ -84,44 +104,106 @@ def evaluate(model: PlannerModel, examples: list) -> dict:
         "exact_match": total_correct / max(1, total),
         "per_category": {name: {"exact_match": c / n, "count": n} for name, (c, n) in sorted(per_category.items())},
         "clarify_precision": clarify_correct / clarify_predicted if clarify_predicted else 1.0,
+        "refusals": refusals, "refusals_acted_on": acted,
+        "refusals_acted_on_after_envelope": enveloped,  # what the node would still move for (runtime/envelope.py)
+        "unsupported": unsupported, "unsupported_acted_on": acted_unsupported,
         "errors": dict(errors.most_common()),
         "error_samples": samples,
         "latency_ms_p50": latencies[len(latencies) // 2] if latencies else 0.0,
     }
 
 
-def print_report(report: dict) -> None:
-    print(f"held-out exact match: {report['exact_match']:.1%} over {report['examples']} examples"
+def _acts(text: str) -> bool:
+    """Whether a plan would move the robot (parses and is no clarify)."""
+    try:
+        return not is_clarification(parse_plan(text))
+    except PlanSyntaxError:
+        return False
+
+
+def print_report(report: dict, title: str = "held-out", samples: bool = True) -> None:
+    """The report as text; ``samples=False`` for the blind sets, whose failures nobody reads one by one (a set
+    looked at is no longer blind)."""
+    print(f"{title} exact match: {report['exact_match']:.1%} over {report['examples']} examples"
           " (a 'train' row, if any, is not counted)")
     print(f"{'category':<14} {'exact':>7} {'count':>6}")
     for name, row in report["per_category"].items():
         print(f"{name:<14} {row['exact_match']:>7.1%} {row['count']:>6}")
-    print(f"clarify precision: {report['clarify_precision']:.1%}")
+    print(f"clarify precision: {report['clarify_precision']:.1%}; acted on a request to refuse: "
+          f"{report['refusals_acted_on']}/{report['refusals']} ({report['unsupported_acted_on']}/"
+          f"{report['unsupported']} of clarify(unsupported)); after the safety envelope: "
+          f"{report['refusals_acted_on_after_envelope']}/{report['refusals']}")
     print("error kinds:", json.dumps(report["errors"]))
-    for sample in report["error_samples"]:
+    for sample in report["error_samples"] if samples else ():
         print(f"  [{sample['kind']}] {sample['say']!r}\n      gold: {sample['gold']}\n      got:  {sample['got']}")
     print(f"planning latency p50 (host, greedy): {report['latency_ms_p50']:.1f} ms")
+
+
+def run_sets(model: PlannerModel, args) -> dict:
+    """The reports of the sets asked for."""
+    from wafer_reasoner.training import blind, metamorphic
+
+    reports = {}
+    if "heldout" in args.sets:
+        examples = speech_corpus.heldout_examples(args.count or 200, ["train", *speech_corpus.HELDOUT_CATEGORIES],
+                                                  seed_offset=args.seed_offset)
+        reports["heldout"] = evaluate(model, examples)
+        print_report(reports["heldout"], "held-out")
+    if "blind" in args.sets:
+        for name in blind.BLIND_SETS:
+            reports[name] = evaluate(model, blind.load_blind(blind.blind_path(name)))
+            print()
+            reports[name].pop("error_samples")
+            print_report(reports[name], name, samples=False)
+    if "metamorphic" in args.sets:
+        reports["metamorphic"] = metamorphic.check(model, metamorphic.cases(args.metamorphic))
+        row = reports["metamorphic"]
+        print(f"\nmetamorphic invariance: {row['invariance']:.1%} over {row['cases']} cases (moved: "
+              f"{json.dumps(row['per_change'])})")
+        for sample in row["samples"]:
+            print(f"  [{sample['change']}] {sample['say']!r}\n      before: {sample['before']}\n      after:  "
+                  f"{sample['after']}")
+    return reports
+
+
+def published_figures(reports: dict) -> dict:
+    """The figures the model card publishes and test/test_engine.py holds the shipped model to."""
+    figures = {}
+    for name, report in reports.items():
+        if name == "metamorphic":
+            figures[name] = {"cases": report["cases"], "invariance": report["invariance"]}
+            continue
+        figures[name] = {key: report[key] for key in ("examples", "exact_match", "clarify_precision", "refusals",
+                                                       "refusals_acted_on", "refusals_acted_on_after_envelope",
+                                                       "unsupported", "unsupported_acted_on")}
+        figures[name]["per_category"] = {k: v["exact_match"] for k, v in report["per_category"].items()}
+    return figures
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model-dir", default=None, help="folder with planner.onnx (default: the shipped model)")
-    parser.add_argument("--count", type=int, default=None,
-                        help="examples per category (default 200)")
-    parser.add_argument("--json", default=None, help="also write the report as JSON here")
+    parser.add_argument("--count", type=int, default=None, help="held-out examples per category (default 200)")
+    parser.add_argument("--json", default=None, help="also write the reports as JSON here")
     parser.add_argument("--seed-offset", type=int, default=0,
-                        help="draw every category from its seed + this (a fresh confirmation set)")
+                        help="draw every held-out category from its seed + this (a fresh confirmation set)")
+    parser.add_argument("--metamorphic", type=int, default=2000, help="metamorphic cases (default 2000)")
+    parser.add_argument("--sets", default="heldout,blind,metamorphic", help="which sets, comma-separated")
+    parser.add_argument("--publish", default=None,
+                        help="write the published figures here (wafer_reasoner/models/published_figures.json when "
+                        "shipping a model; test/test_engine.py holds the shipped model to them)")
     args = parser.parse_args(argv)
+    args.sets = set(args.sets.split(","))
     model = PlannerModel(args.model_dir)
-    examples = speech_corpus.heldout_examples(args.count or 200, ["train", *speech_corpus.HELDOUT_CATEGORIES],
-                                              seed_offset=args.seed_offset)
     started = time.perf_counter()
-    report = evaluate(model, examples)
-    report["wall_s"] = round(time.perf_counter() - started, 1)
-    print_report(report)
+    reports = run_sets(model, args)
+    print(f"\n{time.perf_counter() - started:.0f} s")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump(report, handle, indent=1)
+            json.dump(reports, handle, indent=1)
+    if args.publish:
+        with open(args.publish, "w", encoding="utf-8") as handle:
+            json.dump(published_figures(reports), handle, indent=1, sort_keys=True)
     return 0
 
 

@@ -24,26 +24,32 @@ from wafer_reasoner.planner.language import (
 from wafer_reasoner.planner.scene import Scene, SceneObject
 from wafer_reasoner.understanding import grounding
 
+USER = Ref("person", "user")
+UNSUPPORTED_INTENTS = ("unsupported", "unsupported_verb", "unsupported_people", "unsupported_manner")
+
 
 @dataclass(frozen=True)
 class Expression:
-    """A referring expression: the label and at most one modifier."""
+    """A referring expression: the label and its modifiers (as the contract reads them)."""
 
     label: str  # "coffee_mug"
     color: str = ""
     superlative: str = ""  # "nearest" | "closest" | "farthest"
     near_label: str = ""  # "the X near the Y"
-    near_word: str = "near"
+    near_word: str = "near"  # the locator said: "near", "on", "from", ...
+    near_place: str = ""  # "the X in the PLACE"
+    indefinite: bool = False  # "a X": the nearest of several
 
     def render(self) -> str:
-        words = ["the"]
+        words = ["a" if self.indefinite else "the"]
         if self.superlative:
             words.append(self.superlative)
         if self.color:
             words.append(self.color)
         words.append(self.label.replace("_", " "))
-        if self.near_label:
-            words += [*self.near_word.split(), "the", self.near_label.replace("_", " ")]
+        anchor = self.near_label or self.near_place
+        if anchor:
+            words += [*self.near_word.split(), "the", anchor.replace("_", " ")]
         return " ".join(words)
 
 
@@ -57,10 +63,15 @@ class NeedsClarify(Exception):
         self.step = step
 
 
+class Infeasible(Exception):
+    """The sampled command cannot be said as drawn (a plan too long, a name heard as another); drawn again."""
+
+
 def resolve(scene: Scene, expr: Expression) -> SceneObject:
     """The contract's grounding rules (understanding/grounding.py, shared with the prompt builder); raises
     NeedsClarify."""
-    meant = grounding.resolve(scene, expr.label, expr.color, expr.superlative, expr.near_label)
+    superlative = expr.superlative or (grounding.NEAREST if expr.indefinite else "")
+    meant = grounding.resolve(scene, expr.label, expr.color, superlative, expr.near_label, expr.near_place)
     if meant == "missing":
         raise NeedsClarify(Clarify("not_found", expr.label))
     if meant == "ambiguous":
@@ -73,72 +84,73 @@ class PlanState:
     holding: str
 
 
-class Infeasible(Exception):
-    """The sampled command would make the robot hold two things; the sampler draws another example."""
-
-
 def _fetch_steps(obj: SceneObject, state: PlanState) -> list:
+    """Go to and pick up obj unless it is held (a pick while holding something else is still written: the
+    verifier refuses it, as the contract says)."""
     if state.holding == obj.id:
         return []
-    if state.holding:
-        raise Infeasible(f"already holding {state.holding}")
     state.holding = obj.id
     return [Navigate(Ref("obj", obj.id)), Pick(Ref("obj", obj.id))]
+
+
+def _destination(scene: Scene, dest) -> Ref:
+    if isinstance(dest, Expression):
+        return Ref("obj", resolve(scene, dest).id)
+    if scene.place(dest) is None:
+        raise NeedsClarify(Clarify("not_found", dest))
+    return Ref("place", dest)
+
+
+def _object_steps(scene: Scene, clause: dict, state: PlanState) -> list:
+    intent = clause["intent"]
+    obj = resolve(scene, clause["o"])
+    ref = Ref("obj", obj.id)
+    if intent == "bring":
+        steps = _fetch_steps(obj, state) + [Navigate(USER), Handover(ref, USER)]
+        state.holding = ""
+        return steps
+    if intent == "pick":
+        state.holding = obj.id
+        return [Navigate(ref), Pick(ref)]
+    if intent == "put":
+        steps = _fetch_steps(obj, state)
+        target = _destination(scene, clause["d"])
+        state.holding = ""
+        return steps + [Navigate(target), PlaceOn(ref, target)]
+    return [Navigate(ref)]  # go_object
 
 
 def clause_steps(scene: Scene, clause: dict, state: PlanState) -> list:
     """Gold steps for one clause (raises NeedsClarify)."""
     intent = clause["intent"]
-    if intent == "bring":
-        obj = resolve(scene, clause["o"])
-        user = Ref("person", "user")
-        steps = _fetch_steps(obj, state) + [Navigate(user), Handover(Ref("obj", obj.id), user)]
-        state.holding = ""
-        return steps
-    if intent == "pick":
-        obj = resolve(scene, clause["o"])
-        if state.holding:
-            raise Infeasible(f"already holding {state.holding}")
-        state.holding = obj.id
-        return [Navigate(Ref("obj", obj.id)), Pick(Ref("obj", obj.id))]
-    if intent == "put":
-        obj = resolve(scene, clause["o"])
-        dest = clause["d"]
-        if isinstance(dest, Expression):
-            target = Ref("obj", resolve(scene, dest).id)
-        else:
-            if scene.place(dest) is None:
-                raise NeedsClarify(Clarify("not_found", dest))
-            target = Ref("place", dest)
-        steps = _fetch_steps(obj, state) + [Navigate(target), PlaceOn(Ref("obj", obj.id), target)]
-        state.holding = ""
-        return steps
+    if intent in ("bring", "pick", "put", "go_object"):
+        return _object_steps(scene, clause, state)
+    if intent in UNSUPPORTED_INTENTS:
+        raise NeedsClarify(Clarify("unsupported"))
     if intent == "go_place":
-        if scene.place(clause["p"]) is None:
-            raise NeedsClarify(Clarify("not_found", clause["p"]))
-        return [Navigate(Ref("place", clause["p"]))]
-    if intent == "go_object":
-        return [Navigate(Ref("obj", resolve(scene, clause["o"]).id))]
-    if intent in ("turn_left", "turn_right", "turn_around"):
-        degrees = {"turn_left": clause.get("n", 0), "turn_right": -clause.get("n", 0), "turn_around": 180}[intent]
-        return [Rotate(degrees)]
+        return [Navigate(_destination(scene, clause["p"]))]
+    turns = {"turn_left": clause.get("n", 0), "turn_right": -clause.get("n", 0), "turn_unsigned": clause.get("n", 0),
+             "turn_left_bare": 90, "turn_right_bare": -90, "turn_around": 180}
+    if intent in turns:
+        return [Rotate(turns[intent])]
+    simple = {"come": Navigate(USER), "follow": Follow(USER), "stop": Stop()}
+    if intent in simple:
+        return [simple[intent]]
     if intent == "wait":
         return [Wait(clause["n"])]
-    if intent == "follow":
-        return [Follow(Ref("person", "user"))]
-    if intent == "stop":
-        return [Stop()]
     raise NeedsClarify(Clarify("unsupported"))
 
 
 def reference_plan(scene: Scene, clauses: list) -> str:
+    """The contract's plan for the clauses: each clause's steps in order; the first clarify is the whole plan;
+    anything after a follow makes it unsupported."""
     state = PlanState(holding=scene.holding)
     steps = []
     try:
-        for clause in clauses:
+        for index, clause in enumerate(clauses):
+            if clause["intent"] == "follow" and index < len(clauses) - 1:
+                raise NeedsClarify(Clarify("unsupported"))
             steps += clause_steps(scene, clause, state)
     except NeedsClarify as clarify:
         return format_plan([clarify.step])
     return format_plan(steps)
-
-

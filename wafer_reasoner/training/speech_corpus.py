@@ -1,20 +1,21 @@
-"""The speech corpus: (scene, utterance) -> plan examples that sound like real speech.
+"""The speech corpus: (scene, map, utterance) -> plan examples that sound the way people talk to a robot.
 
-Built on corpus.py's scene builder, grounding rules and reference planner (the contract does not change); what
-is new is the *speech* and the *vocabulary*:
+Built on corpus.py's scene builder and the reference planner (the contract, docs/action_language.md); what is
+drawn here is *what is said and how*:
 
-- many verbs and synonyms per intent, politeness and fillers as separate wrapper layers ("um", "hey robot",
-  "could you please ... thanks"), word-order variants ("the red cup, bring it to me"), numbers as digits or
-  words ("one hundred and thirty five degrees"), compounds of one to three clauses;
-- ASR-style noise: dropped function words, homophones ("two" for "to", "write" for "right"), stutters,
-  fillers, plural or one-typo labels, case and punctuation;
-- a large label vocabulary (real household / office / warehouse objects, 15 colours, 24 places, several
-  people, the robot holding something or not) plus made-up *pseudo-words* as labels and colours, so the model
-  learns to handle a spelled word it has never seen (open vocabulary) instead of memorising label words.
+- every intent of the contract with many phrasings (speech_lexicon.TEMPLATES), politeness and vocatives, context
+  sentences that ask nothing, non-native starts and dropped articles, numbers as digits or words, durations in
+  seconds, minutes or hours;
+- referring expressions with colours, superlatives, indefinites, possessives, ignored adjectives and locators to
+  objects or to places of the map; pronouns for the object of the clause before; one verb with two objects;
+- compositions of one to three clauses joined by then / and / commas (four are held out);
+- requests outside the action language: devices, cleaning, questions, other people, manners of motion, verbs
+  nobody taught the robot (made-up words), waits without a duration;
+- maps of 0 to 40 places named from real, numbered and made-up names, many unmentioned objects and people;
+- ASR-style noise; made-up labels and colours, so a spelled word the model never saw is read, not memorised.
 
-Everything a held-out category tests is kept out of training: held-out phrasing families (templates,
-wrappers, connectors), held-out real labels and colour words, four-clause compositions (training has at most
-three), and heavy noise. ``heldout_set(category, count)`` generates each from its own fixed seed.
+Everything a held-out category tests is kept out of training: held-out phrasing families, labels, four-clause
+compositions and heavy noise. ``heldout_set(category, count)`` draws each from its own fixed seed.
 """
 
 from __future__ import annotations
@@ -22,44 +23,15 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from wafer_reasoner.planner.language import Clarify, format_plan
 from wafer_reasoner.planner.scene import NamedPlace, Person, Scene
+from wafer_reasoner.training import speech_lexicon as lex
+from wafer_reasoner.training import speech_render as say
 from wafer_reasoner.training.corpus import Lexicon, SceneBuilder, add_clutter, plan_expression, until_feasible
-from wafer_reasoner.training.reference_planner import (
-    Expression,
-    Infeasible,
-    NeedsClarify,
-    PlanState,
-    clause_steps,
-    label_key,
-)
-from wafer_reasoner.training.speech_lexicon import (
-    COLORS,
-    CONNECTORS,
-    DROPPABLE,
-    FILLER_WORDS,
-    FURNITURE,
-    HELDOUT_COLORS,
-    HELDOUT_FURNITURE,
-    HELDOUT_SMALL,
-    HELDOUT_UNSUPPORTED,
-    HOMOPHONES,
-    INTENT_WEIGHTS,
-    MAX_PLAN_STEPS,
-    NUMBER_WORD_LIST,
-    OBJECT_INTENTS,
-    PEOPLE,
-    PLACES,
-    PREFIXES,
-    SHORT_INTENTS,
-    SMALL,
-    SUFFIXES,
-    TEMPLATES,
-    UNSUPPORTED,
-    UNSUPPORTED_VERBS,
-)
-from wafer_reasoner.understanding.mentions import mention_spans
-from wafer_reasoner.understanding.words import NUMBER_WORDS, label_words, speech_words
+from wafer_reasoner.training.reference_planner import Expression, Infeasible, label_key, reference_plan
+from wafer_reasoner.understanding import clauses as splitter
+from wafer_reasoner.understanding.mentions import hear
+
+OBJECT_PHRASED = ("bring", "pick", "put", "go_object", "unsupported_verb", "unsupported_people")
 
 
 @dataclass(frozen=True)
@@ -67,307 +39,292 @@ class Options:
     """How one example is drawn; a held-out category is a set of these."""
 
     split: int = 0  # 0: training phrasing families, 1: held-out families
-    clauses: tuple = (0.72, 0.22, 0.06)  # probability of 1, 2, 3 (, 4) clauses
-    small: tuple = SMALL
-    furniture: tuple = FURNITURE
-    colors: tuple = COLORS
-    places: tuple = PLACES
-    unsupported: tuple = UNSUPPORTED
+    clauses: tuple = (0.5, 0.3, 0.2)  # probability of 1, 2, 3 (, 4) clauses
+    small: tuple = lex.SMALL
+    furniture: tuple = lex.FURNITURE
+    colors: tuple = lex.COLORS
+    places: tuple = lex.PLACES
+    unsupported: tuple = lex.UNSUPPORTED
     pseudo_labels: float = 0.3  # chance that a said object label is a made-up word
-    pseudo_colors: float = 0.15  # chance that an example's colours include made-up words
-    kind: str = ""  # force the referring-expression kind ("color" for the held-out colour set)
+    pseudo_colors: float = 0.1  # chance that an example's colours include made-up words (perception's own)
+    pseudo_places: float = 0.25  # chance that the map has made-up place names
+    kind: str = ""  # force the referring-expression kind ("color" for a colour set)
+    kind_weights: tuple = (3, 2.5, 1.2, 2, 1, 1, 1.2, 0.8)  # corpus.EXPRESSION_KINDS
     noise: float = 0.3  # chance of ASR noise on an utterance
     noise_ops: tuple = (1, 2)  # noise operations when noisy
     number_words: float = 0.5  # chance that a number is spoken as words
     wrappers: float = 0.45  # chance of a politeness prefix / suffix
+    non_native: float = 0.06  # chance of dropped articles
+    pronouns: float = 0.3  # chance that a later object clause says "it" for the object before
+    pairs: float = 0.08  # chance that one verb takes two objects
+    max_places: int = 40
 
 
 TRAIN = Options()
-# the shipped model trains on more compositions: with grounding done by understanding/, what is left to learn is
-# mostly how clauses, roles and refusals combine (still at most three clauses; four are held out)
-TRAIN_V2 = replace(TRAIN, clauses=(0.5, 0.3, 0.2))
 
 
-# ---- pseudo-words: labels and colours the model has never seen, to be read and copied by their spelling ----
-_ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "gl", "pl", "st",
-           "tr", "sk", "sn", "gr", "fl", "ch", "sh", "th", "w", "j", "h")
-_VOWELS = ("a", "e", "i", "o", "u", "oo", "ee", "ai", "ou", "y")
-_CODAS = ("", "", "n", "r", "t", "k", "m", "p", "s", "l", "x", "nd", "rt", "sk", "mp", "ng")
+# ---- the world -------------------------------------------------------------------------------------------------
 
 
-def pseudo_word(rng: random.Random, avoid) -> str:
-    """A pronounceable made-up word of 3-8 letters that is not in ``avoid``."""
-    while True:
-        word = "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS)
-                       for _ in range(rng.choice((1, 2, 2, 3))))
-        if 3 <= len(word) <= 8 and word not in avoid:
-            return word
+def _place_names(rng: random.Random, options: Options, avoid: set) -> list:
+    count = rng.choice((0, 1, rng.randint(2, 6), rng.randint(2, 12), rng.randint(6, options.max_places)))
+    names = set()
+    for _ in range(count * 3):
+        if len(names) >= count:
+            break
+        roll = rng.random()
+        if roll < options.pseudo_places:
+            name = say.pseudo_word(rng, avoid) + rng.choice(("", " room", " hall", " lab", " " +
+                                                              say.pseudo_word(rng, avoid)))
+        elif roll < options.pseudo_places + 0.15:
+            name = f"{rng.choice(lex.NUMBERED_PLACES)} {rng.randint(1, 250)}"
+        else:
+            name = rng.choice(options.places)
+        names.add(label_key(name))
+    return sorted(names - avoid)
 
 
-def _known_words() -> set:
-    """Real words of the lexicons, held-out ones included: pseudo-words must never collide with them."""
-    from wafer_reasoner.understanding.words import utterance_words
-
-    texts = [*SMALL, *FURNITURE, *COLORS, *HELDOUT_SMALL, *HELDOUT_FURNITURE, *HELDOUT_COLORS, *PLACES, *UNSUPPORTED,
-             *HELDOUT_UNSUPPORTED, *PREFIXES[0], *PREFIXES[1], *SUFFIXES[0], *SUFFIXES[1], *FILLER_WORDS, *DROPPABLE]
-    for train, heldout in [*TEMPLATES.values(), UNSUPPORTED_VERBS, *CONNECTORS.values()]:
-        texts += [t.replace("{", " ").replace("}", " ") for t in train + heldout]
-    texts += [w for alts in HOMOPHONES.values() for w in alts] + list(HOMOPHONES) + list(NUMBER_WORD_LIST)
-    return {word for text in texts for word in utterance_words(text)}
-
-
-_KNOWN = None
-
-
-def known_words() -> set:
-    global _KNOWN
-    if _KNOWN is None:
-        _KNOWN = _known_words()
-    return _KNOWN
-
-
-# ---- speech rendering ----------------------------------------------------------------------------------------
-
-
-def number_words(value: int) -> str:
-    """Spoken English for 0..999: 135 -> 'one hundred and thirty five'."""
-    ones = [w for w, k in sorted(NUMBER_WORDS.items(), key=lambda item: item[1]) if k < 20]
-    tens = {k: w for w, k in NUMBER_WORDS.items() if k >= 20}
-    if value < 20:
-        return ones[value]
-    if value < 100:
-        return tens[value - value % 10] + ("" if value % 10 == 0 else " " + ones[value % 10])
-    rest = value % 100
-    head = ones[value // 100] + " hundred"
-    return head if rest == 0 else f"{head} and {number_words(rest)}"
-
-
-def _number(rng: random.Random, value: int, unit: str, options: Options) -> str:
-    spoken = number_words(value) if rng.random() < options.number_words else str(value)
-    return f"{spoken} {unit}{'' if value == 1 else 's'}"
-
-
-def _noisy_label(rng: random.Random, words: list) -> list:
-    """A plural or a one-letter slip on one word of a label, as an ASR system writes it."""
-    index = rng.randrange(len(words))
-    word = words[index]
-    if len(word) >= 5 and rng.random() < 0.5:
-        k = rng.randrange(1, len(word) - 1)
-        word = rng.choice((word[:k] + word[k + 1:], word[:k] + word[k] + word[k:]))  # letter dropped or doubled
-    elif not word.endswith("s"):
-        word = word + ("es" if word.endswith(("x", "ch", "sh")) else "s")
-    return words[:index] + [word] + words[index + 1:]
-
-
-def render_expression(rng: random.Random, expr: Expression, noisy_label: bool) -> str:
-    words = [rng.choices(("the", "that", "this", "my"), (16, 2, 1, 1))[0]]
-    if expr.superlative:
-        words = ["the", expr.superlative]
-    if expr.color:
-        words.append(expr.color)
-    label = expr.label.split("_")
-    words += _noisy_label(rng, label) if noisy_label else label
-    if expr.near_label:
-        words += [*expr.near_word.split(), "the", *expr.near_label.split("_")]
-    return " ".join(words)
-
-
-def _render_clause(rng: random.Random, clause: dict, scene: Scene, options: Options, noisy: bool) -> tuple:
-    """(text, imperative): imperative clauses may take a politeness prefix."""
-    intent = clause["intent"]
-    if intent == "unsupported":
-        return clause["text"], True
-    template = rng.choice(TEMPLATES[intent][options.split])
-    fields = {}
-    labels = {o.label for o in scene.objects}
-    for key in ("o", "d"):
-        value = clause.get(key)
-        if isinstance(value, Expression):  # a said label may be noisy only when the scene has it (else: copied)
-            fields[key] = render_expression(rng, value, noisy and value.label in labels and rng.random() < 0.5)
-        elif value is not None:
-            fields[key] = "the " + value.replace("_", " ")
-    if "p" in clause:
-        fields["p"] = ("the " if rng.random() < 0.6 else "") + clause["p"].replace("_", " ")
-    if intent in ("turn_left", "turn_right"):
-        fields["n"] = _number(rng, clause["n"], "degree", options)
-    if intent == "wait":
-        fields["n"] = _number(rng, clause["n"], "second", options)
-    return template.lstrip("=").format(**fields), not template.startswith("=")
-
-
-def _wrap(rng: random.Random, text: str, options: Options, imperative: bool) -> str:
-    if imperative and rng.random() < options.wrappers:
-        text = rng.choice(PREFIXES[options.split]) + " " + text
-    if rng.random() < options.wrappers * 0.5:
-        text = text + " " + rng.choice(SUFFIXES[options.split])
-    return text
-
-
-def asr_noise(rng: random.Random, text: str, operations: int) -> str:
-    """Word-level recognition noise that keeps the meaning: drop a function word, hear a homophone, stutter,
-    add a filler; then case and punctuation as a recogniser might write them."""
-    words = text.replace(",", " ,").replace(".", " .").split()
-    for _ in range(operations):
-        kind = rng.choice(("drop", "homophone", "stutter", "filler"))
-        candidates = [k for k, w in enumerate(words) if (w in DROPPABLE if kind == "drop" else
-                                                         w in HOMOPHONES if kind == "homophone" else w.isalpha())]
-        if not candidates:
-            continue
-        k = rng.choice(candidates)
-        if kind == "drop" and len(words) > 3:
-            del words[k]
-        elif kind == "homophone":
-            words[k] = rng.choice(HOMOPHONES[words[k]])
-        elif kind == "stutter":
-            words.insert(k, words[k])
-        elif kind == "filler":
-            words.insert(k, rng.choice(FILLER_WORDS) + rng.choice(("", ",", "...")))
-    words = [w for w in words if w not in (",", ".")] if rng.random() < 0.5 else words
-    text = " ".join(words).replace(" ,", ",").replace(" .", ".")
-    style = rng.random()
-    if style < 0.3:
-        text = text[:1].upper() + text[1:] + rng.choice((".", "?", "!", ""))
-    elif style < 0.4:
-        text = text.upper()
-    return text
-
-
-# ---- sampling ----------------------------------------------------------------------------------------------------
-
-
-def _lexicon(rng: random.Random, options: Options) -> tuple:
-    """(Lexicon, said labels): the example's label and colour pools, with pseudo-words mixed in."""
-    avoid = known_words()
+def _world(rng: random.Random, options: Options) -> tuple:
+    """(SceneBuilder, said-label pool): a lexicon with made-up words mixed in, the map, the robot."""
+    avoid = say.known_words()
     colors = options.colors
     if rng.random() < options.pseudo_colors:
-        colors = colors + tuple(pseudo_word(rng, avoid) for _ in range(3))
-    pseudo = tuple(pseudo_word(rng, avoid) + ("" if rng.random() < 0.85 else " " + pseudo_word(rng, avoid))
+        colors = colors + tuple(say.pseudo_word(rng, avoid) for _ in range(3))
+    pseudo = tuple(say.pseudo_word(rng, avoid) + ("" if rng.random() < 0.85 else " " + say.pseudo_word(rng, avoid))
                    for _ in range(4))
     said_pool = pseudo if rng.random() < options.pseudo_labels else options.small
-    return Lexicon(options.small + pseudo, options.furniture, colors), said_pool
+    builder = SceneBuilder(rng, Lexicon(options.small + pseudo, options.furniture, colors))
+    labels = {label_key(label) for label in options.small + options.furniture + pseudo}
+    names = _place_names(rng, options, labels)
+    rng.shuffle(names)
+    builder.places = tuple(NamedPlace(n, round(rng.uniform(-9, 9), 1), round(rng.uniform(-9, 9), 1),
+                                      round(rng.uniform(-3.1, 3.1), 2)) for n in names)
+    return builder, said_pool
 
 
-def _sample_clause(rng, builder, places, used, intent, said_pool, options: Options) -> dict:
-    clause = {"intent": intent}
+def _people(rng: random.Random) -> tuple:
+    people = [Person("user", round(rng.uniform(-6, 6), 2), round(rng.uniform(-6, 6), 2))]
+    return tuple(people + [Person(p, round(rng.uniform(-6, 6), 2), round(rng.uniform(-6, 6), 2))
+                           for p in rng.sample(lex.PEOPLE, rng.choice((0, 0, 1, 2, 3)))])
+
+
+# ---- clauses ------------------------------------------------------------------------------------------------------
+
+
+def _new_object(rng, builder, used: set, said_pool, options: Options, furniture: bool = False) -> Expression:
+    pool = options.furniture if furniture else said_pool
+    label = rng.choice([lbl for lbl in pool if label_key(lbl) not in used] or
+                       [lbl for lbl in options.small if label_key(lbl) not in used])
+    used.add(label_key(label))
     kind = options.kind or None
-    if intent in OBJECT_INTENTS or intent == "unsupported_verb":
-        label = rng.choice([lbl for lbl in said_pool if label_key(lbl) not in used] or
-                           [lbl for lbl in options.small if label_key(lbl) not in used])
-        used.add(label_key(label))
-        clause["o"] = plan_expression(rng, builder, label, kind=kind)
-    if intent == "unsupported_verb":
-        clause["intent"] = "unsupported"
-        clause["text"] = rng.choice(UNSUPPORTED_VERBS[options.split]).format(o=clause["o"].render())
-    elif intent == "unsupported":
-        clause["text"] = rng.choice(options.unsupported)
-    if intent == "put":
-        if rng.random() < 0.55:
-            dest = rng.choice([lbl for lbl in options.furniture if label_key(lbl) not in used])
-            used.add(label_key(dest))
-            clause["d"] = plan_expression(rng, builder, dest, furniture=True,
-                                          kind=kind if kind != "near" else "unique")
-        else:
-            clause["d"] = rng.choice(places).name if rng.random() < 0.9 else label_key(rng.choice(options.places))
-    if intent == "go_place":
-        clause["p"] = rng.choice(places).name if rng.random() < 0.9 else label_key(rng.choice(options.places))
-    if intent in ("turn_left", "turn_right"):
-        clause["n"] = rng.choice([15, 30, 45, 60, 90, 120, 135, 180, rng.randint(1, 359)])
+    if furniture and kind in ("near", "place"):
+        kind = "unique"
+    return plan_expression(rng, builder, label, furniture=furniture, kind=kind, kind_weights=options.kind_weights)
+
+
+def _place_or_unknown(rng, builder, options: Options) -> str:
+    if builder.places and rng.random() < 0.9:
+        return rng.choice(builder.places).name
+    return label_key(rng.choice([p for p in options.places if label_key(p) not in {x.name for x in builder.places}]))
+
+
+def _numbers(rng: random.Random, clause: dict) -> None:
+    intent = clause["intent"]
+    if intent in ("turn_left", "turn_right", "turn_unsigned"):
+        clause["n"] = rng.choice([15, 30, 45, 60, 90, 120, 135, 180, 270, 360, rng.randint(1, 359),
+                                  rng.choice((400, 720, 1000))])
     if intent == "wait":
-        clause["n"] = rng.choice([1, 2, 3, 5, 10, 15, 20, 30, rng.randint(1, 60)])
+        clause["n"] = rng.choice([1, 2, 3, 5, 10, 15, 20, 30, 45, 60, 90, 120, 300, 3600, rng.randint(1, 60),
+                                  rng.choice((600, 1800, 100000))])
+
+
+def _sample_clause(rng, builder, used: set, intent: str, said_pool, options: Options, previous) -> dict:
+    clause = {"intent": intent}
+    if intent == "unsupported_manner":
+        clause["base"] = rng.choice(("bring", "go_place", "go_object", "put", "come", "run"))
+    base = clause.get("base", intent)
+    if base in OBJECT_PHRASED:
+        if previous is not None and intent in lex.PRONOUN_TEMPLATES and rng.random() < options.pronouns:
+            clause["o"], clause["pronoun"] = previous, True
+        else:
+            clause["o"] = _new_object(rng, builder, used, said_pool, options)
+    obj = clause.get("o")
+    if base == "put" and isinstance(obj, Expression) and (obj.near_label or obj.near_place) and \
+            not clause.get("pronoun"):
+        clause["o"] = replace(obj, near_word="from")  # after a put verb "on the Y" would be where it goes
+    if base == "put":
+        clause["d"] = _new_object(rng, builder, used, said_pool, options, furniture=True) if rng.random() < 0.55 \
+            else _place_or_unknown(rng, builder, options)
+    if base in ("go_place", "follow", "run", "unsupported_people") or intent == "go_place":
+        clause["p"] = _place_or_unknown(rng, builder, options)
+    if intent == "unsupported":
+        clause["text"] = rng.choice(options.unsupported)
+    _numbers(rng, clause)
     return clause
 
 
 def _intents(rng: random.Random, count: int) -> list:
-    names, weights = zip(*INTENT_WEIGHTS.items())
+    names, weights = zip(*lex.INTENT_WEIGHTS.items())
     if count == 1:
-        chosen = rng.choices(names, weights)
-        if chosen[0] == "unsupported" and rng.random() < 0.4:
-            chosen = ["unsupported_verb"]
-        return chosen
-    pool = [i for i in names if i not in ("stop", "unsupported")]
+        return rng.choices(names, weights)
+    pool = [i for i in names if i != "unsupported"]
     if count == 4:  # the held-out length: short clauses and at most one fetch, so the plan fits the decoder
-        pool = list(SHORT_INTENTS)
-    chosen = rng.choices(pool, [INTENT_WEIGHTS[i] for i in pool], k=count)
+        pool = list(lex.SHORT_INTENTS)
+    chosen = rng.choices(pool, [lex.INTENT_WEIGHTS[i] for i in pool], k=count)
     if count == 4:
         chosen[rng.randrange(4)] = rng.choice(("bring", "pick", "put"))
-    if chosen.count("follow") > 1:
-        raise Infeasible("follow twice")
-    if "follow" in chosen:  # follow() runs until preempted, so it can only come last
+    if "follow" in chosen[:-1] and rng.random() < 0.8:  # mostly last (anything after a follow is refused)
         chosen.remove("follow")
         chosen.append("follow")
     return chosen
 
 
-def plan_for(scene: Scene, clauses: list) -> str:
-    """corpus.reference_plan, with clarify(unsupported) for any clause outside the action language."""
-    state = PlanState(holding=scene.holding)
-    steps = []
-    try:
-        for clause in clauses:
-            if clause["intent"] == "unsupported":
-                raise NeedsClarify(Clarify("unsupported"))
-            steps += clause_steps(scene, clause, state)
-    except NeedsClarify as clarify:
-        return format_plan([clarify.step])
-    return format_plan(steps)
+# ---- saying it -------------------------------------------------------------------------------------------------------
 
 
-def _check_mentions(scene: Scene, say: str, clauses: list) -> None:
-    """The prompt builder's tolerant matching must find every said label the scene has, and must not turn a
-    word into a label that was not said ('mallet' heard as the scene's 'pallet'); either would contradict the
-    gold plan, so such a draw is made again."""
-    words = speech_words(say)
-    spans = mention_spans(words, [o.label for o in scene.objects], tolerant=True)
-    said = {e.label for c in clauses for e in (c.get("o"), c.get("d")) if isinstance(e, Expression)}
-    said |= {e.near_label for c in clauses for e in (c.get("o"), c.get("d")) if isinstance(e, Expression)}
-    for label, start, end in spans:
-        if label not in said and words[start:end] != label_words(label):
-            raise Infeasible(f"{' '.join(words[start:end])!r} would be heard as {label!r}")
-    found = {label for label, _, _ in spans}
-    for label in said & {o.label for o in scene.objects}:
-        if label not in found:
-            raise Infeasible(f"{label!r} not heard in {say!r}")
+def _fields(rng, clause: dict, scene: Scene, options: Options, noisy: bool) -> dict:
+    labels = {o.label for o in scene.objects}
+    fields = {}
+    for key in ("o", "d"):
+        value = clause.get(key)
+        if isinstance(value, Expression):  # a said label may be noisy only when the scene has it (else: copied)
+            fields[key] = say.render_expression(rng, value, noisy and value.label in labels and rng.random() < 0.5)
+        elif value is not None:
+            fields[key] = say.place_phrase(rng, value)
+    if "p" in clause:
+        fields["p"] = say.place_phrase(rng, clause["p"])
+    if "n" in clause:
+        phrase = say.duration_phrase if clause["intent"] == "wait" else say.angle_phrase
+        fields["n"] = phrase(rng, clause["n"], options.number_words)
+    people = [p.id for p in scene.people if p.id != "user" and "_" not in p.id]
+    fields["w"] = rng.choice(people) if people and rng.random() < 0.6 else rng.choice(lex.PEOPLE_PHRASES)
+    return fields
+
+
+def _template(rng, clause: dict, split: int) -> str:
+    intent = clause["intent"]
+    if clause.get("pronoun"):
+        return rng.choice(lex.PRONOUN_TEMPLATES[intent][split])
+    if intent == "unsupported_verb":
+        return rng.choice(lex.UNSUPPORTED_VERBS[split])
+    if intent == "unsupported_people":
+        return rng.choice(lex.UNSUPPORTED_PEOPLE[split])
+    if intent == "unsupported_manner":
+        base = clause["base"]
+        if base == "run":
+            return rng.choice(lex.RUN_TEMPLATES[split])
+        manner = rng.choice(lex.MANNER[split])
+        template = rng.choice(lex.TEMPLATES[base][split]).lstrip("=")
+        return f"{manner} {template}" if rng.random() < 0.3 else f"{template} {manner}"
+    return rng.choice(lex.TEMPLATES[intent][split])
+
+
+def _render_clause(rng, clause: dict, scene: Scene, options: Options, noisy: bool) -> tuple:
+    """(text, imperative): imperative clauses may take a politeness prefix."""
+    if clause["intent"] == "unsupported":
+        return clause["text"], True
+    template = _template(rng, clause, options.split)
+    text = template.lstrip("=").format(**_fields(rng, clause, scene, options, noisy))
+    return text, not template.startswith("=")
+
+
+def _pair(rng, clauses: list, builder, used: set, said_pool, options: Options) -> tuple:
+    """Maybe turn the first clause into one verb with two objects: (clauses for the plan, the template or None)."""
+    first = clauses[0]
+    if first["intent"] not in lex.PAIR_TEMPLATES or first.get("pronoun") or rng.random() >= options.pairs:
+        return clauses, None
+    second = dict(first, o=_new_object(rng, builder, used, said_pool, options))
+    return [first, second, *clauses[1:]], rng.choice(lex.PAIR_TEMPLATES[first["intent"]][options.split])
+
+
+def _utterance(rng, scene: Scene, clauses: list, pair, options: Options, noisy: bool) -> str:
+    if pair is not None:
+        fields = _fields(rng, clauses[0], scene, options, noisy)
+        fields["o2"] = say.render_expression(rng, clauses[1]["o"], False)
+        texts, imperative = [pair.format(**fields)], [True]
+        rest = clauses[2:]
+    else:
+        texts, imperative, rest = [], [], clauses
+    for clause in rest:
+        text, is_imperative = _render_clause(rng, clause, scene, options, noisy)
+        texts.append(text)
+        imperative.append(is_imperative)
+    count = len(texts)
+    text = texts[0] if count == 1 else rng.choice(lex.CONNECTORS[min(count, 4)][options.split]).format(*texts)
+    text = say.wrap(rng, text, options.split, imperative[0], options.wrappers)
+    if rng.random() < options.non_native:
+        text = say.non_native(rng, text)
+    return say.asr_noise(rng, text, rng.randint(*options.noise_ops)) if noisy else text
+
+
+def _check_mentions(scene: Scene, utterance: str, clauses: list) -> None:
+    """Understanding must find every said label the scene has and every said place the map has, and must not
+    turn a word into a label or place that was not said ('mallet' heard as the scene's 'pallet'); either would
+    contradict the gold plan, so such a draw is made again."""
+    heard = hear(scene, utterance)
+    expressions = [e for c in clauses for e in (c.get("o"), c.get("d")) if isinstance(e, Expression)]
+    said = {e.label for e in expressions} | {e.near_label for e in expressions if e.near_label}
+    said_places = {e.near_place for e in expressions if e.near_place} | \
+        {v for c in clauses for v in (c.get("p"), c.get("d")) if isinstance(v, str)}
+    found = {label for label, _, _ in heard.spans}
+    found_places = {name for name, _, _ in heard.places}
+    if not found <= said or (said & {o.label for o in scene.objects}) - found:
+        raise Infeasible(f"labels heard {sorted(found)}, said {sorted(said)}: {utterance!r}")
+    if not found_places <= said_places or (said_places & {p.name for p in scene.places}) - found_places:
+        raise Infeasible(f"places heard {sorted(found_places)}, said {sorted(said_places)}: {utterance!r}")
 
 
 def sample(rng: random.Random, options: Options = TRAIN) -> dict:
-    """One example {"scene", "say", "plan", "intents", "noisy"}; infeasible commands are drawn again."""
+    """One example {"scene", "say", "plan", "intents", "noisy"}; a draw that cannot be said as drawn is made
+    again."""
     return until_feasible(_sample_once, rng, options)
 
 
 def _sample_once(rng: random.Random, options: Options) -> dict:
-    lexicon, said_pool = _lexicon(rng, options)
-    builder = SceneBuilder(rng, lexicon)
-    names = rng.sample(options.places, rng.randint(3, 7))
-    places = tuple(NamedPlace(label_key(n), round(rng.uniform(-7, 7), 1), round(rng.uniform(-7, 7), 1))
-                   for n in names)
+    builder, said_pool = _world(rng, options)
     count = rng.choices(range(1, len(options.clauses) + 1), options.clauses)[0]
     chosen = _intents(rng, count)
     used: set = set()
     if rng.random() < 0.4:
         surface = rng.choice(options.furniture)
-        used.add(surface)
+        used.add(label_key(surface))
         builder.add_surface(surface)
-    clauses = [_sample_clause(rng, builder, places, used, intent, said_pool, options) for intent in chosen]
-    add_clutter(rng, builder, used, rng.randint(0, max(0, 14 - len(builder.objects))))
-    objects = builder.objects[:15]
+    clauses, previous = [], None
+    for intent in chosen:
+        clauses.append(_sample_clause(rng, builder, used, intent, said_pool, options, previous))
+        previous = clauses[-1].get("o") if isinstance(clauses[-1].get("o"), Expression) else None
+    clauses, pair = _pair(rng, clauses, builder, used, said_pool, options)
+    add_clutter(rng, builder, used, rng.randint(0, max(0, 24 - len(builder.objects))))
+    objects = builder.objects[:40]
     rng.shuffle(objects)
-    people = [Person("user", round(rng.uniform(-6, 6), 2), round(rng.uniform(-6, 6), 2))]
-    people += [Person(p, round(rng.uniform(-6, 6), 2), round(rng.uniform(-6, 6), 2))
-               for p in rng.sample(PEOPLE, rng.choice((0, 0, 1, 2, 3)))]
-    small = [o for o in objects if o.label not in lexicon.furniture]
-    holding = rng.choice(small).id if small and "pick" not in chosen and rng.random() < 0.2 else ""
-    scene = Scene(objects=tuple(objects), people=tuple(people), places=places, robot=builder.robot, holding=holding)
+    small = [o for o in objects if o.label not in {label_key(f) for f in builder.lexicon.furniture}]
+    holding = rng.choice(small).id if small and rng.random() < 0.2 else ""
+    scene = Scene(objects=tuple(objects), people=_people(rng), places=builder.places, robot=builder.robot,
+                  holding=holding)
     noisy = rng.random() < options.noise
-    texts, imperative = zip(*(_render_clause(rng, clause, scene, options, noisy) for clause in clauses))
-    say = texts[0] if count == 1 else rng.choice(CONNECTORS[count][options.split]).format(*texts)
-    say = _wrap(rng, say, options, imperative[0])
-    if noisy:
-        say = asr_noise(rng, say, rng.randint(*options.noise_ops))
-    _check_mentions(scene, say, clauses)
-    plan = plan_for(scene, clauses)
-    if plan.count("; ") >= MAX_PLAN_STEPS:
+    utterance = _utterance(rng, scene, clauses, pair, options, noisy)
+    _check_mentions(scene, utterance, clauses)
+    plan = reference_plan(scene, clauses)
+    if plan.count("; ") >= lex.MAX_PLAN_STEPS:
         raise Infeasible("plan too long for the decoder's 64 new tokens")
-    return {"scene": scene, "say": say, "plan": plan, "intents": list(chosen), "noisy": noisy}
+    return {"scene": scene, "say": utterance, "plan": plan, "intents": list(chosen), "noisy": noisy,
+            "parts": _parts(scene, utterance, clauses if pair is None else None)}
+
+
+def _parts(scene: Scene, utterance: str, clauses) -> list:
+    """The parts the planner plans one by one (understanding/clauses.py), each with its own plan, the robot's
+    state before it and the object "it" means: [(text, plan, scene, antecedent)], when the split meets the
+    clauses one to one (else [])."""
+    texts = splitter.split_clauses(utterance)
+    if clauses is None or len(texts) != len(clauses) or len(texts) == 1:
+        return []
+    parts, antecedent = [], ""
+    for text, clause in zip(texts, clauses):
+        plan = reference_plan(scene, [clause])
+        parts.append((text, plan, scene, antecedent))
+        scene = splitter.scene_after(scene, plan)
+        antecedent = splitter.acted_on(plan) or antecedent
+    return parts
 
 
 # ---- held-out categories -----------------------------------------------------------------------------------------
@@ -375,13 +332,15 @@ def _sample_once(rng: random.Random, options: Options) -> dict:
 HELDOUT = Options(split=1, pseudo_labels=0.0, pseudo_colors=0.0, noise=0.0)
 HELDOUT_CATEGORIES = {
     # new phrasing families, wrappers, connectors and unsupported requests; training's words
-    "phrasing": replace(HELDOUT, clauses=(0.75, 0.25), unsupported=HELDOUT_UNSUPPORTED),
+    "phrasing": replace(HELDOUT, clauses=(0.75, 0.25), unsupported=lex.HELDOUT_UNSUPPORTED),
     # labels never seen in training, reaching the model spelled
-    "labels": replace(HELDOUT, split=0, small=HELDOUT_SMALL, furniture=HELDOUT_FURNITURE + FURNITURE[:4],
+    "labels": replace(HELDOUT, split=0, small=lex.HELDOUT_SMALL, furniture=lex.HELDOUT_FURNITURE + lex.FURNITURE[:4],
                       clauses=(0.8, 0.2)),
-    # colour words never seen in training, as modifiers ("the teal cup")
-    "colours": replace(HELDOUT, split=0, colors=HELDOUT_COLORS, kind="color", clauses=(0.85, 0.15)),
-    # three clauses with held-out connectors (training has three clauses rarely)
+    # colours as modifiers ("the teal cup"), every reference told apart by colour
+    "colours": replace(HELDOUT, split=0, kind="color", clauses=(0.85, 0.15)),
+    # locators to objects and places ("the mug from the kitchen", "the cup on the table")
+    "locators": replace(HELDOUT, split=0, kind="near", clauses=(0.7, 0.3)),
+    # three clauses with held-out connectors
     "compose3": replace(HELDOUT, clauses=(0.0, 0.0, 1.0)),
     # four clauses: longer than anything in training
     "compose4": replace(HELDOUT, clauses=(0.0, 0.0, 0.0, 1.0)),

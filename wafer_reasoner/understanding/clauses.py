@@ -1,12 +1,14 @@
 """Clause by clause: a long command is planned one part at a time.
 
-The planner is near perfect on one clause and loses its way in long compositions it never trained on (four
-clauses). Connectors that can only join clauses split the utterance: "then" (and "than", which a recogniser
-writes for it), "after that", "afterwards", "finally", each with an optional "and" and punctuation before it.
-A bare "and" or comma is never a split ("go and get the cup", "the red cup, bring it to me"); a part that still
-holds two clauses is one the model was trained on. Each part is planned with the robot's state after the parts
-before it (what it holds), and the parts' plans are joined as the contract joins clauses: the first refusal is
-the whole plan, otherwise the steps in order.
+The planner is near perfect on one clause and loses its way in long compositions. Connectors that can only join
+clauses split the utterance: "then" (and "than", which a recogniser writes for it), "after that", "afterwards",
+"finally", each with an optional "and" and punctuation before it; and "and" or a comma when a command verb
+follows ("pick up the cup and put it on the table"), but not after a bare "go" or "come" ("go and get the cup")
+nor after words that only open a command ("listen, bring me the cup"; "if you don't mind, turn left").
+"and" before a noun ("the cup and the plate") and a comma before one ("the red cup, bring it to me") stay inside
+a part. Each part is planned with the robot's state after the parts before it (what it holds, and which object
+"it" means), and the parts' plans are joined as the contract joins clauses: the first refusal is the whole plan,
+otherwise the steps in order.
 """
 
 from __future__ import annotations
@@ -14,22 +16,83 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from wafer_reasoner.planner.language import Handover, Pick, PlaceOn, PlanSyntaxError, parse_plan
+from wafer_reasoner.planner.language import Handover, Pick, PlaceOn, PlanSyntaxError, Ref, parse_plan
+from wafer_reasoner.understanding.lexicon import COMMAND_VERBS, OTHER_VERBS, POLITENESS, QUESTION_WORDS
 
 _CONNECTOR = re.compile(r"[,.;!?]?\s*\b(?:and\s+)?(?:then|than|after\s+that|afterwards|finally)\b[,.]?", re.IGNORECASE)
+_AND = re.compile(r"\s*(?:,\s*and\b|\band\b|[,;])\s*", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z0-9]")
+_SENTENCE_END = re.compile(r"[.!?]\s")
+_WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
+# words that only open a command: "listen, ...", "if you don't mind, ...", "right, ..." (heard as "write"), "first go
+# and ..."
+_LEAD_INS = POLITENESS | {"also", "then", "could", "can", "would", "will", "you", "i", "need", "want", "to", "if",
+                          "don't", "do", "listen", "look", "right", "write", "me", "is", "possible", "first",
+                          "now", "next"}
+_SERIAL = frozenset({"go", "come", "and"})  # "go and get the cup" is one command
+_VERBS = (COMMAND_VERBS | OTHER_VERBS) - {"please", "thank", "thanks", "could", "can", "would", "will", "shall",
+                                           "should", "may", "might", "must", "is", "are", "was", "were", "be", "been",
+                                           "am", "has", "have", "had", "does", "did", "done", "need", "want", "like",
+                                           "love", "know", "think", "let", "try", "keep"}
+
+
+def _starts_command(text: str) -> bool:
+    """Whether text begins with a command verb, after lead-ins such as "please" or "could you"."""
+    for word in _WORDS.findall(text.lower())[:5]:
+        if word in _VERBS:
+            return True
+        if word not in _LEAD_INS:
+            return False
+    return False
+
+
+def _split_at_and(part: str) -> list:
+    """A part split where "and" or a comma joins two commands (the part before must hold a verb of its own: "the
+    red cup, bring it to me" is one command)."""
+    out, start = [], 0
+    for joint in _AND.finditer(part):
+        sentence = _SENTENCE_END.split(part[start:joint.start()])[-1]  # "i just got home. if you don't mind, ..."
+        before = set(_WORDS.findall(sentence.lower())) - _LEAD_INS  # what the part says
+        if _starts_command(part[joint.end():]) and _VERBS.intersection(before) and not before <= _SERIAL:
+            out.append(part[start:joint.start()])
+            start = joint.end()
+    return out + [part[start:]]
+
+
+_QUESTION_OPENERS = QUESTION_WORDS | {"is", "are", "was", "were", "does", "did", "has", "have", "isn't", "aren't",
+                                      "doesn't"}
+
+
+def is_question(part: str) -> bool:
+    """Whether a part asks rather than commands: it opens (after lead-ins such as "okay" or "first") with a
+    question word or an auxiliary ("is the cup clean", "where is my phone", "have you seen the keys").
+    "could you / can you / would you ..." and "is possible to ..." are requests, not questions. Questions are
+    outside the language."""
+    words = _WORDS.findall(part.lower())
+    for index, word in enumerate(words[:5]):
+        if word in _QUESTION_OPENERS:
+            return words[index + 1:index + 2] != ["possible"]  # "is possible to bring ...": a request
+        if word not in POLITENESS and word not in {"first", "then", "also", "now", "and", "so"}:
+            return False
+    return False
 
 
 def split_clauses(utterance: str) -> list:
     """The utterance's parts between clause connectors (parts without a word dropped); one part if none."""
-    parts = [part.strip(" ,.;!?") for part in _CONNECTOR.split(utterance)]
+    parts = [piece for part in _CONNECTOR.split(utterance) for piece in _split_at_and(part)]
+    parts = [part.strip(" ,.;!?") for part in parts]
     return [part for part in parts if _WORD.search(part)] or [utterance]
 
 
 def join_plans(plans: list) -> str:
-    """The contract's composition: the first refusal (in clause order) is the plan, else the steps in order."""
-    refusal = next((plan for plan in plans if plan.startswith("clarify(")), None)
-    return refusal if refusal is not None else "; ".join(plans)
+    """The contract's composition: the first refusal (in clause order) is the plan, else the steps in order;
+    a part after a follow makes the plan a refusal (a follow runs until it is stopped)."""
+    for index, plan in enumerate(plans):
+        if plan.startswith("clarify("):
+            return plan
+        if index < len(plans) - 1 and plan.split("; ")[-1].startswith("follow("):
+            return "clarify(unsupported)"
+    return "; ".join(plans)
 
 
 def scene_after(scene, plan_text: str):
@@ -46,3 +109,16 @@ def scene_after(scene, plan_text: str):
         elif isinstance(step, (PlaceOn, Handover)) and step.obj.name == holding:
             holding = ""
     return scene if holding == scene.holding else replace(scene, holding=holding)
+
+
+def acted_on(plan_text: str) -> str:
+    """The id of the first object a plan acts on ("" when none): what "it" means in the part after it."""
+    try:
+        steps = parse_plan(plan_text)
+    except PlanSyntaxError:
+        return ""
+    for step in steps:
+        for value in vars(step).values():
+            if isinstance(value, Ref) and value.kind == "obj":
+                return value.name
+    return ""

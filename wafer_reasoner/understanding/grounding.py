@@ -1,20 +1,23 @@
-"""Symbolic grounding of referring expressions: which scene object "the farthest red cup near
-the table" names, or that it names none or several.
+"""Symbolic grounding of referring expressions: which scene object "the farthest red cup on the table" names, or
+that it names none or several.
 
 The planner model is good at what is fuzzy (which words are the verb, which mention is the object and which the
 destination, where one clause ends) and, at the size that fits a robot's CPU, poor at what is exact (comparing
-colours letter by letter, sorting distances). So the prompt builder reads each mention's modifiers off the
-normalised words and applies the contract's rules (``docs/action_language.md``) here; the model then sees one
-answer per mention (an object slot, ``<ambiguous>`` or ``<missing>``) and decides what to do with it.
+colours, sorting distances). So understanding reads each mention's modifiers off the normalised words and
+applies the contract's rules (``docs/action_language.md`` section 3) here; the model then sees one answer per
+mention (an object slot, ``<ambiguous>`` or ``<missing>``) and decides what to do with it.
 
-A reference is read around a label mention (``understanding.mentions.mention_spans``)::
+A reference is read around a label mention (``mentions.mention_spans``)::
 
-    [superlative] [colour] LABEL [near-word [determiner] ANCHOR-LABEL]
+    [determiner | superlative] [colour] [adjectives] LABEL [locator [determiner] ANCHOR]
 
-- the colour is the word right before the label when it is a colour of some scene object, a known colour word,
-  or an unknown word after a determiner ("the teal cup" with no teal cup in view: not found, not "any cup");
-- nearest / closest / farthest pick by distance from the robot among the matches (never ambiguous);
-- near / next to / by / beside: the match's closest other-label object within NEAR_RADIUS_M has the anchor's label.
+- the colour is a colour word (``lexicon.COLOR_WORDS``) or a colour some scene object has, right before the label
+  (adjectives such as "big" may stand between); other words there are ignored;
+- nearest / closest / farthest pick by distance from the robot among the matches (never ambiguous); so does an
+  indefinite ("a cup", "any cup") when several match;
+- a locator ("near / next to / by / on / in / from / at / under ... the Y") keeps the matches that have an object
+  labelled Y within NEAR_RADIUS_M, or, when Y is a place of the map, that lie within PLACE_RADIUS_M of it. After
+  the object of a put verb ("put the cup on the table") the first such phrase is where it goes, not where it is.
 """
 
 from __future__ import annotations
@@ -22,21 +25,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wafer_reasoner.planner.scene import Scene, SceneObject, distance
-from wafer_reasoner.understanding.words import HEARD_AS
+from wafer_reasoner.understanding import lexicon
+from wafer_reasoner.understanding.words import HEARD_AS, canonical
 
 NEAR_RADIUS_M = 1.2
-DETERMINERS = frozenset({"the", "that", "this", "my", "a", "an", "your", "those", "these"})
+PLACE_RADIUS_M = 4.0
 SUPERLATIVES = frozenset({"nearest", "closest", "farthest", "furthest"})
 FARTHEST = frozenset({"farthest", "furthest"})
-# common colour words perception reports; a colour said that no object has still restricts the match
-COLOR_WORDS = frozenset({"red", "blue", "green", "yellow", "black", "white", "orange", "purple", "pink", "brown",
-                         "gray", "silver", "gold", "dark", "light"})
-# "next to" heard as "next two" or with "to" dropped; "by" as "bye" / "buy"
-NEAR_PHRASES = (("next", "to"), ("next", "two"), ("next", "too"), ("close", "to"), ("near",), ("next",), ("by",),
-                ("bye",), ("buy",), ("beside",))
-# a stuttered or misheard near word before the anchor: "next two to the", "by bye the"
-_SKIPPED_BEFORE_ANCHOR = frozenset({"to", "two", "too", "by", "bye", "buy", "near"})
-ABSENT = "<absent>"  # an anchor label the scene does not have: nothing is near it
+NEAREST = "nearest"
+ABSENT = "<absent>"  # an anchor that is neither a scene label nor a place: nothing is near it
+_SKIPPED_BEFORE_ANCHOR = frozenset({"to", "two", "too", "by", "bye", "buy", "near", "of"})
+_BEFORE_ANCHOR = lexicon.DETERMINERS | _SKIPPED_BEFORE_ANCHOR | lexicon.ADJECTIVES | lexicon.COLOR_WORDS
+# put verbs: after their object the first on/in/at/... phrase is where it goes ("put the cup on the table"); other
+# verbs only send an object somewhere with to/into/onto ("take the cup to the table"; "take the cup on the table"
+# is the cup that is on the table)
+_PUT_VERBS = frozenset({"put", "place", "set", "drop", "leave", "transfer", "stick", "lay", "placing", "putting",
+                        "setting", "dropping", "leaving"})
+_ALWAYS_DESTINATION = frozenset({"to", "into", "onto", "two", "too"})
+_PUT_DESTINATION = frozenset({"on", "in", "at", "under", "inside", "over"})  # after a put verb's object
+_RECIPIENTS = frozenset({"me", "us"})
+_CLAUSE_BREAKS = frozenset({"and", "then", "than", "after", "afterwards", "finally", "also"})
 
 
 @dataclass(frozen=True)
@@ -47,26 +55,36 @@ class Reference:
     start: int  # word span of the label mention in the normalised words
     end: int
     color: str = ""
-    superlative: str = ""
-    near_label: str = ""  # the anchor's label, ABSENT when the anchor is not a scene label
+    superlative: str = ""  # "nearest", "farthest", ...; an indefinite reads as "nearest"
+    near_label: str = ""  # the anchor's label, ABSENT when the anchor is not a scene label nor a place
+    near_place: str = ""  # the anchor when it is a place of the map
+
+
+def objects_near(scene: Scene, obj, label: str) -> bool:
+    """Whether an object labelled ``label`` other than obj lies within NEAR_RADIUS_M of obj."""
+    return any(o.id != obj.id and o.label == label and distance(o.x, o.y, obj.x, obj.y) <= NEAR_RADIUS_M
+               for o in scene.objects)
 
 
 def near_neighbour(scene: Scene, obj):
-    """The closest object of another label within NEAR_RADIUS_M of obj, or None ("the X near the Y")."""
+    """The closest object of another label within NEAR_RADIUS_M of obj, or None."""
     others = [o for o in scene.objects if o.id != obj.id and o.label != obj.label]
     if not others:
         return None
-    best = min(others, key=lambda o: distance(o.x, o.y, obj.x, obj.y))
+    best = min(others, key=lambda o: (distance(o.x, o.y, obj.x, obj.y), o.id))
     return best if distance(best.x, best.y, obj.x, obj.y) <= NEAR_RADIUS_M else None
 
 
-def matching_objects(scene: Scene, label: str, color: str = "", near_label: str = "") -> list:
-    """Scene objects with the label (and colour, and an anchor of near_label next to them)."""
+def matching_objects(scene: Scene, label: str, color: str = "", near_label: str = "", near_place: str = "") -> list:
+    """Scene objects with the label (and colour, and an anchor of near_label or near_place close by)."""
     matches = [o for o in scene.objects if o.label == label]
     if color:
-        matches = [o for o in matches if o.color == color]
+        matches = [o for o in matches if canonical(o.color) == color]
     if near_label:
-        matches = [o for o in matches if (n := near_neighbour(scene, o)) is not None and n.label == near_label]
+        matches = [o for o in matches if objects_near(scene, o, near_label)]
+    if near_place:
+        place = scene.place(near_place)
+        matches = [o for o in matches if place is not None and distance(o.x, o.y, place.x, place.y) <= PLACE_RADIUS_M]
     return matches
 
 
@@ -76,10 +94,11 @@ def pick_by_distance(scene: Scene, matches: list, superlative: str) -> SceneObje
     return max(matches, key=key) if superlative in FARTHEST else min(matches, key=key)
 
 
-def resolve(scene: Scene, label: str, color: str = "", superlative: str = "", near_label: str = ""):
+def resolve(scene: Scene, label: str, color: str = "", superlative: str = "", near_label: str = "",
+            near_place: str = ""):
     """The contract's grounding: the one object meant, "ambiguous" when several match and no superlative picks
     one, "missing" when none matches."""
-    matches = matching_objects(scene, label, color, near_label)
+    matches = matching_objects(scene, label, color, near_label, near_place)
     if not matches:
         return "missing"
     if superlative:
@@ -92,64 +111,166 @@ def resolve(scene: Scene, label: str, color: str = "", superlative: str = "", ne
 def _color_word(word: str, scene_colors: set) -> str:
     """The colour a said word names, or ''."""
     word = HEARD_AS.get(word, word)
-    if word in scene_colors or word in COLOR_WORDS:
-        return word
-    return ""
+    return word if word in scene_colors or word in lexicon.COLOR_WORDS else ""
 
 
-def _modifiers(words: list, start: int, scene_colors: set, known) -> tuple:
-    """(colour, superlative) said right before a label at words[start]."""
-    index, color = start - 1, ""
-    if index >= 0 and words[index] not in DETERMINERS and words[index] not in SUPERLATIVES:
-        color = _color_word(words[index], scene_colors)
-        # an unknown word between a determiner and the label is taken as a colour ("the teal cup")
-        if not color and not known(words[index]) and index >= 1 and \
-                (words[index - 1] in DETERMINERS or words[index - 1] in SUPERLATIVES):
-            color = words[index]
-        if color:
-            index -= 1
-    superlative = words[index] if index >= 0 and words[index] in SUPERLATIVES else ""
-    return color, superlative
+def _modifiers(words: list, start: int, scene_colors: set) -> tuple:
+    """(colour, superlative) said before a label at words[start]; adjectives between are skipped."""
+    index = start - 1
+    while index >= 0 and words[index] in lexicon.ADJECTIVES and not _color_word(words[index], scene_colors):
+        index -= 1
+    color = _color_word(words[index], scene_colors) if index >= 0 else ""
+    if color:
+        index -= 1
+    while index >= 0 and words[index] in lexicon.ADJECTIVES:
+        index -= 1
+    word = words[index] if index >= 0 else ""
+    if word in SUPERLATIVES:
+        return color, word
+    return color, NEAREST if word in lexicon.INDEFINITES else ""
 
 
-def _anchor(words: list, end: int, starts: dict, known) -> str:
-    """The anchor label of "near the Y" after a label ending at words[end], '' if none, ABSENT if Y is not a
-    scene label."""
-    for phrase in NEAR_PHRASES:
-        if tuple(words[end:end + len(phrase)]) == phrase:
-            index = end + len(phrase)
-            break
-    else:
-        return ""
+def _locator_at(words: list, index: int):
+    """The end of a locator phrase starting at words[index] ('next to', 'on'), or None."""
+    for phrase in lexicon.LOCATOR_WORDS:
+        if tuple(words[index:index + len(phrase)]) == phrase:
+            return index + len(phrase)
+    return None
+
+
+def _anchor(words: list, end: int, starts: dict, places: dict, destination: bool) -> tuple:
+    """(anchor label, anchor place) of a locator after a mention ending at words[end]; ('', '') if none."""
+    index = _locator_at(words, end) if end < len(words) else None
+    if index is None or words[end] in _ALWAYS_DESTINATION or (destination and words[end] in _PUT_DESTINATION):
+        return "", ""
     determiner = False
-    while index < len(words) and (words[index] in DETERMINERS or words[index] in _SKIPPED_BEFORE_ANCHOR):
-        determiner |= words[index] in DETERMINERS
+    while index < len(words) and index not in starts and index not in places and \
+            (words[index] in _BEFORE_ANCHOR or words[index] in SUPERLATIVES):
+        determiner |= words[index] in lexicon.DETERMINERS
         index += 1
     if index in starts:
-        return starts[index]
-    if determiner and index < len(words) and not known(words[index]):
-        return ABSENT
-    return ""
+        return starts[index], ""
+    if index in places:
+        return "", places[index]
+    if determiner and index < len(words) and words[index] not in lexicon.NEVER_A_LABEL:
+        return ABSENT, ""
+    return "", ""
 
 
-def read_references(words: list, spans: list, scene: Scene, known=lambda word: True) -> list:
-    """A Reference per label mention (spans: (label, start, end), every occurrence, in order). ``known(word)``
-    says whether the model's vocabulary has the word (unknown words may be colours)."""
-    scene_colors = {o.color for o in scene.objects if o.color}
+def _put_objects(words: list, spans: list, place_spans: tuple = ()) -> set:
+    """Starts of the mentions that are a put verb's object: the first mention after the verb (and those joined to
+    it by "and"), before any preposition or recipient ("put it on the table": the table is no object; "bring me
+    the cup on the table": no put)."""
+    firsts, seen_verb = set(), False
+    ends = {start: end for _, start, end in spans}
+    place_ends = {start: end for _, start, end in place_spans}
+    inside = {k for start, end in ends.items() for k in range(start + 1, end)}  # "water" of "water bottle"
+    for index, word in enumerate(words):
+        if index in inside:
+            continue
+        if index in ends:  # a label first: "water" of "water bottle" is no verb
+            if seen_verb:
+                firsts |= {index} | _joined(words, ends, ends[index], place_ends)
+            seen_verb = False
+        elif word in _CLAUSE_BREAKS or word in _PUT_VERBS or (word in lexicon.BASE_VERBS and
+                                                              not (index and words[index - 1] in _ADJECTIVE_BEFORE)):
+            seen_verb = word in _PUT_VERBS  # the nearest verb governs ("stay put, grab my plate on ...")
+        elif word in lexicon.DESTINATION_WORDS or word == "from" or word in _RECIPIENTS:
+            seen_verb = False
+    return firsts
+
+
+# a verb after one of these is an adjective: "put the empty cup", "the closest clean plate"
+_ADJECTIVE_BEFORE = frozenset({"the", "a", "an", "my", "your", "our", "his", "her", "their", "some", "any"}) | \
+    lexicon.ADJECTIVES | lexicon.COLOR_WORDS | SUPERLATIVES
+_BEFORE_LABEL = lexicon.DETERMINERS | lexicon.INDEFINITES | lexicon.ADJECTIVES | lexicon.COLOR_WORDS | SUPERLATIVES
+
+
+def _past_anchor(words: list, end: int, ends: dict, place_ends: dict) -> int:
+    """Where a locator that cannot be a destination ends ("the cup from the kitchen and ...": after "kitchen");
+    ``end`` itself when none starts there."""
+    index = _locator_at(words, end) if end < len(words) else None
+    if index is None or words[end] in _ALWAYS_DESTINATION or words[end] in _PUT_DESTINATION:
+        return end
+    while index < len(words) and index not in ends and index not in place_ends and words[index] in _BEFORE_ANCHOR:
+        index += 1
+    return ends.get(index, place_ends.get(index, end))
+
+
+def _joined(words: list, ends: dict, end: int, place_ends: dict) -> set:
+    """Starts of mentions joined to one ending at ``end`` by "and" ("put the cup and the plate on the table"; "put
+    the cup from the kitchen and the closest plate on the table")."""
+    joined = set()
+    end = _past_anchor(words, end, ends, place_ends)
+    while end < len(words) and words[end] == "and":
+        index = end + 1
+        while index < len(words) and index not in ends and words[index] in _BEFORE_LABEL:
+            index += 1
+        if index not in ends:
+            break
+        joined.add(index)
+        end = _past_anchor(words, ends[index], ends, place_ends)
+    return joined
+
+
+def read_references(words: list, spans: list, scene: Scene, place_spans: tuple = ()) -> list:
+    """A Reference per label mention (spans: (label, start, end), every occurrence, in order); ``place_spans``:
+    (place name, start, end) of the map's places mentioned."""
+    scene_colors = {canonical(o.color) for o in scene.objects if o.color}
     starts = {start: label for label, start, _ in spans}
+    places = {start: name for name, start, _ in place_spans}
+    put_objects = _put_objects(words, spans, place_spans)
     references = []
     for label, start, end in spans:
-        color, superlative = _modifiers(words, start, scene_colors, known)
-        references.append(Reference(label, start, end, color, superlative, _anchor(words, end, starts, known)))
+        color, superlative = _modifiers(words, start, scene_colors)
+        anchor, place = _anchor(words, end, starts, places, start in put_objects)
+        references.append(Reference(label, start, end, color, superlative, anchor, place))
     return references
 
 
 def resolve_reference(scene: Scene, reference: Reference):
-    return resolve(scene, reference.label, reference.color, reference.superlative, reference.near_label)
+    return resolve(scene, reference.label, reference.color, reference.superlative, reference.near_label,
+                   reference.near_place)
 
 
-def grounded_mentions(scene: Scene, heard, known=lambda word: True) -> tuple:
-    """(Reference, what it means: a SceneObject, "ambiguous" or "missing") per mention of ``heard``
-    (mentions.Heard), in order. ``known(word)``: whether the planner's vocabulary has the word."""
-    references = read_references(list(heard.words), list(heard.spans), scene, known)
-    return tuple((reference, resolve_reference(scene, reference)) for reference in references)
+@dataclass(frozen=True)
+class Grounding:
+    """What each mention of an utterance means in the scene, in tag order."""
+
+    objects: tuple  # per object mention (@k): (Reference or None for a pronoun, SceneObject | "ambiguous" | "missing")
+    places: tuple  # per place mention (#k): the NamedPlace
+
+    def anchors(self) -> set:
+        """Labels and places that a mention's locator names (a plan need not act on them)."""
+        return {r.near_label for r, _ in self.objects if r is not None and r.near_label} | \
+            {r.near_place for r, _ in self.objects if r is not None and r.near_place}
+
+
+def _pronoun_meaning(scene: Scene, heard, start: int, label_meanings: list, antecedent: str):
+    """A pronoun stands for the object the first mention before it in the utterance means ("the cup, bring it
+    to me"); with none, for ``antecedent`` (the object of the part planned before); else for the held object;
+    else for nothing. "them" / "those" / "these" stand for several things: nothing the language can act on."""
+    if heard.words[start] in ("them", "those", "these"):
+        return "missing"
+    before = [meant for (_, label_start, _), meant in zip(heard.spans, label_meanings) if label_start < start]
+    if before:
+        return before[0]
+    for object_id in (antecedent, scene.holding):
+        found = scene.object(object_id) if object_id else None
+        if found is not None:
+            return found
+    return "missing"
+
+
+def ground(scene: Scene, heard, antecedent: str = "") -> Grounding:
+    """Every mention of ``heard`` (mentions.Heard) grounded by the contract's rules."""
+    references = read_references(list(heard.words), list(heard.spans), scene, heard.places)
+    meanings = [resolve_reference(scene, reference) for reference in references]
+    objects = []
+    for kind, index in heard.object_mentions():
+        if kind == "label":
+            objects.append((references[index], meanings[index]))
+        else:
+            start = heard.pronouns[index][0]
+            objects.append((None, _pronoun_meaning(scene, heard, start, meanings, antecedent)))
+    return Grounding(tuple(objects), tuple(scene.place(name) for name, _, _ in heard.places))

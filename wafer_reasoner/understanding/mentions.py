@@ -1,13 +1,17 @@
-"""Mentions: where an utterance names a scene label or a place of the map, and the utterance as annotated.
+"""Mentions: where an utterance names a scene label, a place of the map or an object by a pronoun, and the
+utterance as annotated for the planner model.
 
-    heard = hear(scene, "bring me the red cupz near the table")
-    heard.spans  -> (('cup', 4, 5), ('table', 7, 8))          label, word span in heard.words
-    heard.said   -> ('bring', 'me', 'the', 'red', '@1', 'cup', 'near', 'the', '@2', 'table')
+    heard = hear(scene, "bring me the red cupz from the kichen then put it on the table")
+    heard.spans     -> (('cup', 4, 5), ('table', 11, 12))       label, word span in heard.words
+    heard.places    -> (('kitchen', 7, 8),)
+    heard.pronouns  -> ((9, 10),)                                 "it"
+    heard.said      -> ('bring', 'me', 'the', 'red', '@1', 'cup', 'from', 'the', '#1', 'then', 'put', '@2', 'it',
+                        'on', 'the', '@3', 'table')
 
-Labels and places match spelling-tolerantly (a homophone, a plural, one typo in a word of at least 5 letters), and
-a tolerant match is written as the scene spells it, so a plan that copies a label copies the scene's spelling.
-``said`` is the utterance the planner model reads: each of the first ``len(MENTION_TAGS)`` mentions tagged
-``@k`` (every occurrence; a stutter counted once), each place name preceded by ``PLACE_MARK``.
+Labels and places match spelling-tolerantly (a homophone, a plural, one typo in a word of at least 5 letters;
+numbers as digits or words), and a tolerant label match is written as the scene spells it, so a plan that copies
+a label copies the scene's spelling. A place mention is only its tag: the model never needs a place's name, so
+any map works the same. Object mentions (labels and pronouns) are tagged ``@k`` in order, place mentions ``#k``.
 """
 
 from __future__ import annotations
@@ -17,8 +21,22 @@ from dataclasses import dataclass
 from wafer_reasoner.planner.scene import Scene
 from wafer_reasoner.understanding.words import HEARD_AS, label_words, speech_words
 
-PLACE_MARK = "#"  # before words that name a place of the semantic map
-MENTION_TAGS = tuple(f"@{k}" for k in range(1, 9))  # four clauses of a label and an anchor each
+MENTION_TAGS = tuple(f"@{k}" for k in range(1, 9))  # objects: labels and pronouns
+PLACE_TAGS = tuple(f"#{k}" for k in range(1, 5))  # places of the map
+# a pronoun stands for an object; "this"/"that" only when no noun follows ("put that on the table")
+PRONOUNS = frozenset({"it", "them"})
+DEMONSTRATIVES = frozenset({"this", "that", "these", "those"})
+_AFTER_DEMONSTRATIVE = frozenset({"to", "on", "onto", "in", "into", "up", "down", "over", "there", "here", "for",
+                                  "please", "now", "and", "then", "back", "at", "under", "next", "near", "by", "off",
+                                  "away", "with", "thing", "one", "ones", "too", "as", "again"})
+
+
+def name_words(name: str) -> list:
+    """The words of a label or place name as speech reads them: 'room_214' -> ['room', '2', '1', '4']."""
+    words = []
+    for word in label_words(name):
+        words += list(word) if word.isdigit() else [word]
+    return words
 
 
 def _one_edit(a: str, b: str) -> bool:
@@ -34,9 +52,11 @@ def _one_edit(a: str, b: str) -> bool:
 def word_matches(said: str, word: str) -> bool:
     """Spelling-tolerant equality of a heard word and a label/place word: the same, a homophone ('read' for
     'red'), a plural ('cups', 'boxes', 'batteries'), or one typo when the word has at least 5 letters (ASR:
-    'scisors', 'laptob')."""
+    'scisors', 'laptob'). Digits match only themselves."""
     if said == word or HEARD_AS.get(said) == word:
         return True
+    if word.isdigit() or said.isdigit():
+        return False
     plurals = {word + "s", word + "es"} | ({word[:-1] + "ies"} if word.endswith("y") else set())
     return said in plurals or (len(word) >= 5 and _one_edit(said, word))
 
@@ -51,79 +71,108 @@ def _matches_at(words: list, start: int, phrase: list, tolerant: bool, exact_wor
         said == word or (said not in exact_words and word_matches(said, word)) for said, word in zip(window, phrase))
 
 
-def mention_spans(words: list, labels, tolerant: bool = False, every: bool = False) -> list:
-    """[(label, start, end)] of the first mention of each label (``every``: of every mention, a stutter such as
-    "cups cups" counted once), in utterance order; a longer label wins over a shorter one at the same place
-    ('coffee mug' over 'mug'), an exact match over a tolerant one. Tolerant matching also looks past a first
-    occurrence that a longer label covers."""
-    labels = set(labels)
-    exact_words = frozenset(w for label in labels for w in label_words(label))
+def mention_spans(words: list, names, tolerant: bool = False, every: bool = False) -> list:
+    """[(name, start, end)] of the first mention of each name (``every``: of every mention, a stutter such as
+    "cups cups" counted once), in utterance order; a longer name wins over a shorter one at the same place
+    ('coffee mug' over 'mug'), an exact match over a tolerant one."""
+    names = set(names)
+    phrases = {name: name_words(name) for name in names}
+    exact_words = frozenset(w for phrase in phrases.values() for w in phrase)
     found = []
-    for label in labels:
-        phrase = label_words(label)
+    for name, phrase in phrases.items():
         starts = [k for k in range(len(words)) if _matches_at(words, k, phrase, tolerant, exact_words)]
         for start in starts if tolerant else starts[:1]:  # exact matching looks at the first occurrence only
-            found.append((start, -len(phrase), words[start:start + len(phrase)] != phrase, label))
+            found.append((start, -len(phrase), words[start:start + len(phrase)] != phrase, name))
     found.sort()
     spans, covered = [], set()
-    for start, negative_length, _, label in found:
+    for start, negative_length, _, name in found:
         span = set(range(start, start - negative_length))
         if span & covered:
             continue
-        if any(label == other and (not every or end == start) for other, _, end in spans):
-            covered |= span  # a later mention of a label (every: a stutter) is not another mention
+        if any(name == other and (not every or end == start) for other, _, end in spans):
+            covered |= span  # a later mention of a name (every: a stutter) is not another mention
             continue
         covered |= span
-        spans.append((label, start, start - negative_length))
+        spans.append((name, start, start - negative_length))
     return sorted(spans, key=lambda s: s[1])
 
 
-def mark_places(words: list, places, tolerant: bool = False) -> list:
-    """Insert PLACE_MARK before each phrase that names a place ('go to the # living room'); a tolerant match
-    is written as the map spells the place."""
-    phrases = sorted((label_words(p.name) for p in places), key=len, reverse=True)
-    exact_words = frozenset(w for p in phrases for w in p)
-    marked, index = [], 0
-    while index < len(words):
-        phrase = next((p for p in phrases if p and _matches_at(words, index, p, tolerant, exact_words)), None)
-        if phrase is None:
-            marked.append(words[index])
-            index += 1
-        else:
-            marked += [PLACE_MARK, *phrase]
-            index += len(phrase)
-    return marked
+def pronoun_spans(words: list, taken: set) -> list:
+    """[(start, end)] of pronouns standing for an object: "it", "them", and "this"/"that"/"these"/"those"
+    (with "one"/"ones") when no noun follows; words in ``taken`` are already mentions."""
+    spans = []
+    for index, word in enumerate(words):
+        if index in taken:
+            continue
+        if word in PRONOUNS:
+            spans.append((index, index + 1))
+        elif word in DEMONSTRATIVES:
+            after = words[index + 1] if index + 1 < len(words) else ""
+            if after in ("one", "ones"):
+                spans.append((index, index + 2))
+            elif (after == "" or after in _AFTER_DEMONSTRATIVE) and index + 1 not in taken:
+                spans.append((index, index + 1))
+    return spans
 
 
 @dataclass(frozen=True)
 class Heard:
     """What understanding made of an utterance in a scene."""
 
-    words: tuple  # normalised words (speech_words, de-stuttered)
+    words: tuple  # normalised words (words.speech_words)
     spans: tuple  # (label, start, end) per mention of a scene label, every occurrence, in utterance order
-    said: tuple  # the annotated utterance: mention tags, canonical mentions, place marks
+    places: tuple  # (place name, start, end) per mention of a place of the map
+    pronouns: tuple  # (start, end) per pronoun that stands for an object
+    said: tuple  # the annotated utterance: tags, mentions as the scene spells them
 
-    def mentioned(self) -> dict:
-        return {label: k + 1 for k, (label, _, _) in enumerate(self.spans)}
+    def object_mentions(self) -> list:
+        """('label', index in spans) or ('pronoun', index in pronouns) per object mention, in utterance order:
+        the order of the @k tags."""
+        marks = [(start, "label", k) for k, (_, start, _) in enumerate(self.spans)]
+        marks += [(start, "pronoun", k) for k, (start, _) in enumerate(self.pronouns)]
+        return [(kind, k) for _, kind, k in sorted(marks)]
 
 
-def _tagged(words: list, spans: tuple) -> list:
-    """words with each of the first len(MENTION_TAGS) mentions tagged and written as the scene spells it."""
-    said, index = [], 0
-    starts = {start: (k, label, end) for k, (label, start, end) in enumerate(spans)}
+def _annotated(words: tuple, spans: tuple, places: tuple, pronouns: tuple) -> list:
+    """The words with each object mention tagged @k (and written as the scene spells its label), each place
+    mention replaced by its tag #k."""
+    marks = {start: ("label", label, end) for label, start, end in spans}
+    marks.update({start: ("pronoun", None, end) for start, end in pronouns})
+    place_marks = {start: end for _, start, end in places}
+    said, index, tag, place_tag = [], 0, 0, 0
     while index < len(words):
-        if index in starts and starts[index][0] < len(MENTION_TAGS):
-            k, label, end = starts[index]
-            said += [MENTION_TAGS[k], *label_words(label)]
-            index = end
+        if index in place_marks and place_tag < len(PLACE_TAGS):
+            said.append(PLACE_TAGS[place_tag])
+            place_tag, index = place_tag + 1, place_marks[index]
+        elif index in marks and tag < len(MENTION_TAGS):
+            kind, label, end = marks[index]
+            said += [MENTION_TAGS[tag], *(label_words(label) if kind == "label" else words[index:end])]
+            tag, index = tag + 1, end
         else:
             said.append(words[index])
             index += 1
     return said
 
 
+def _apart(places: list, labels: list) -> tuple:
+    """Place and label mentions that do not overlap: a longer one wins ("office chair" over "office"), a label
+    over a place of the same length."""
+    spans = sorted([(start, -(end - start), 1, name) for name, start, end in places] +
+                   [(start, -(end - start), 0, name) for name, start, end in labels])
+    kept, covered = {0: [], 1: []}, set()
+    for start, negative_length, is_place, name in sorted(spans, key=lambda s: (s[1], s[2], s[0])):
+        span = set(range(start, start - negative_length))
+        if not span & covered:
+            covered |= span
+            kept[is_place].append((name, start, start - negative_length))
+    return tuple(sorted(kept[1], key=lambda s: s[1])), tuple(sorted(kept[0], key=lambda s: s[1]))
+
+
 def hear(scene: Scene, utterance: str) -> Heard:
-    """Normalise the utterance, find the scene's labels and the map's places in it, and annotate it."""
-    words = speech_words(utterance, destutter=True)
-    spans = tuple(mention_spans(words, [o.label for o in scene.objects], tolerant=True, every=True))
-    return Heard(tuple(words), spans, tuple(mark_places(_tagged(words, spans), scene.places, tolerant=True)))
+    """Normalise the utterance, find the map's places, the scene's labels and the pronouns in it, annotate it."""
+    words = tuple(speech_words(utterance))
+    places, spans = _apart(mention_spans(list(words), [p.name for p in scene.places], tolerant=True, every=True),
+                           mention_spans(list(words), [o.label for o in scene.objects], tolerant=True, every=True))
+    taken = {k for _, start, end in places + spans for k in range(start, end)}
+    pronouns = tuple(pronoun_spans(list(words), taken))
+    return Heard(words, spans, places, pronouns, tuple(_annotated(words, spans, places, pronouns)))

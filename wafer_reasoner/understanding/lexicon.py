@@ -1,0 +1,98 @@
+"""The words understanding knows by their role: verbs by the intent they can express, the little words around
+them, colours, and the words that can never be the name of a thing (literal tables only).
+
+docs/action_language.md section 2 lists the wordings the contract guarantees; these tables hold them and their
+close variants. Nothing here decides a plan: the tables say which words are verbs (so a refusal never names
+one), where a clause can start (so "and" can join two commands), and which phrase after an object is where it
+goes rather than where it is.
+"""
+
+from __future__ import annotations
+
+# verbs by what they can mean; a verb may be in several (take: pick up, or put with a destination)
+BRING_VERBS = frozenset({"bring", "fetch", "give", "hand", "pass", "deliver", "get", "grab", "take", "carry",
+                         "retrieve", "gimme", "bringing", "fetching", "getting", "handing", "passing"})
+PICK_VERBS = frozenset({"pick", "take", "grab", "get", "lift", "collect", "grasp", "hold", "seize", "picking",
+                        "taking", "grabbing", "lifting", "collecting"})
+PUT_VERBS = frozenset({"put", "place", "set", "drop", "leave", "move", "carry", "take", "bring", "deliver",
+                       "transfer", "stick", "lay", "placing", "putting", "setting", "dropping", "leaving", "moving",
+                       "carrying", "taking", "bringing"})
+GO_VERBS = frozenset({"go", "drive", "head", "move", "navigate", "walk", "roll", "travel", "proceed", "return",
+                      "approach", "going", "driving", "heading", "moving", "walking", "goto"})
+COME_VERBS = frozenset({"come", "coming"})
+FIND_VERBS = frozenset({"find", "locate", "search", "look", "finding", "locating", "searching", "looking"})
+TURN_VERBS = frozenset({"turn", "rotate", "spin", "pivot", "turning", "rotating", "spinning"})
+WAIT_VERBS = frozenset({"wait", "pause", "hold", "stay", "waiting", "pausing", "holding", "staying"})
+FOLLOW_VERBS = frozenset({"follow", "following", "accompany"})
+COMMAND_VERBS = (BRING_VERBS | PICK_VERBS | PUT_VERBS | GO_VERBS | COME_VERBS | FIND_VERBS | TURN_VERBS | WAIT_VERBS
+                 | FOLLOW_VERBS)
+# verbs of requests outside the action language (a refusal still never names them)
+OTHER_VERBS = frozenset({
+    "open", "close", "shut", "switch", "turn", "wash", "clean", "wipe", "cook", "make", "heat", "boil", "fill",
+    "pour", "throw", "toss", "kick", "break", "eat", "drink", "paint", "fix", "repair", "cut", "hide", "smell",
+    "check", "see", "tell", "say", "sing", "dance", "jump", "run", "call", "play", "read", "write", "charge",
+    "plug", "unplug", "water", "feed", "iron", "fold", "vacuum", "sweep", "mop", "dust", "shake", "stir",
+    "hug", "push", "pull", "press", "lock", "unlock", "show", "help", "count", "order", "buy", "sell", "do",
+    "tidy", "empty", "load", "unload", "squeeze", "rinse", "dry", "bake", "fry", "microwave", "lift", "watch",
+    "listen", "answer", "ring", "knock", "climb", "crawl", "fly", "swim", "hurry", "rush", "sit", "lie",
+    "sleep", "wake", "remind", "remember", "set", "dim", "brighten", "start", "stop", "keep", "let", "try",
+    "know", "think", "want", "need", "like", "love", "would", "could", "can", "will", "shall", "should",
+    "may", "might", "must", "please", "thank", "thanks", "is", "are", "was", "were", "be", "been", "am",
+    "has", "have", "had", "does", "did", "done", "got", "gotten", "went", "came", "took", "brought", "gave",
+})
+# around a command: vocatives, politeness, hedges, fillers
+POLITENESS = frozenset({"please", "pls", "plz", "kindly", "thanks", "thank", "thx", "cheers", "robot", "hey", "hi",
+                        "hello", "ok", "okay", "alright", "so", "um", "uh", "er", "hmm", "now", "just", "maybe",
+                        "perhaps", "possibly", "mind", "buddy", "friend", "sir", "dear", "yes", "yeah", "well",
+                        "oh", "sorry", "excuse", "again", "also", "too"})
+MANNER_WORDS = frozenset({"quickly", "fast", "faster", "slowly", "slow", "slower", "carefully", "gently", "gentle",
+                          "quietly", "loudly", "hurry", "hurriedly", "rapidly", "immediately", "backwards",
+                          "backward", "sideways", "upstairs", "downstairs", "asap", "quick"})
+PRONOUNS = frozenset({"it", "them", "they", "those", "these", "this", "that", "one", "ones"})
+PERSONAL = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "you", "your", "yours", "yourself",
+                      "he", "him", "his", "she", "her", "hers", "their", "theirs"})
+DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "my", "your", "our", "his", "her",
+                         "their", "some", "any", "each", "every", "all", "both"})
+INDEFINITES = frozenset({"a", "an", "any", "some"})
+# where the object is: a locator restricts which object is meant; it never adds steps
+LOCATOR_WORDS = (("next", "to"), ("close", "to"), ("close", "two"), ("close", "too"), ("near",), ("by",),
+                 ("beside",), ("next",), ("on",), ("in",), ("inside",), ("from",), ("at",), ("off",), ("under",),
+                 ("underneath",), ("beneath",), ("behind",), ("next", "two"), ("next", "too"), ("bye",), ("buy",),
+                 ("onto",), ("into",), ("out", "of"))
+# where a put's object goes
+DESTINATION_WORDS = frozenset({"on", "onto", "in", "into", "to", "at", "under", "inside", "over", "two", "too"})
+CONNECTORS = frozenset({"and", "then", "than", "after", "afterwards", "finally", "next", "also"})
+QUESTION_WORDS = frozenset({"what", "where", "when", "why", "who", "whom", "whose", "which", "how"})
+PREPOSITIONS = frozenset({"to", "in", "into", "on", "onto", "of", "at", "by", "near", "next", "for", "with", "from",
+                          "off", "under", "over", "up", "down", "out", "around", "about", "through", "across",
+                          "behind", "beside", "inside", "outside", "toward", "towards", "back", "here", "there",
+                          "away", "along", "until", "till", "via", "left", "right", "degrees", "degree", "seconds",
+                          "second", "minutes", "minute", "hours", "hour", "sec", "secs", "min", "mins"})
+# colour words (docs/action_language.md section 3); perception's own colours count too
+COLOR_WORDS = frozenset({"red", "orange", "yellow", "green", "blue", "purple", "violet", "pink", "brown", "black",
+                         "white", "gray", "silver", "gold", "beige", "maroon", "navy", "teal", "turquoise", "cyan",
+                         "magenta", "lavender", "crimson", "olive", "tan", "cream", "ivory", "khaki", "lime",
+                         "indigo", "dark", "light"})
+# adjectives that are no colour: ignored in front of a label, never part of a refusal's label
+ADJECTIVES = frozenset({"big", "small", "little", "large", "tiny", "huge", "old", "new", "dirty", "clean", "empty",
+                        "full", "heavy", "round", "square", "tall", "short", "long", "wooden", "plastic", "metal",
+                        "glass", "nice", "good", "favourite", "favorite", "usual", "other", "same", "spare",
+                        "broken", "open", "closed", "hot", "cold", "warm", "fresh", "shiny", "soft", "hard",
+                        "wet", "dry", "striped", "plain", "leather", "ceramic", "paper", "cardboard",
+                        "whole", "entire", "only", "single", "main", "extra"})
+# words that can never be (part of) the name of a thing a refusal names
+NEVER_A_LABEL = (COMMAND_VERBS | OTHER_VERBS | POLITENESS | MANNER_WORDS | PRONOUNS | PERSONAL | DETERMINERS
+                 | CONNECTORS | QUESTION_WORDS | PREPOSITIONS | ADJECTIVES
+                 | frozenset({"not", "no", "never", "don't", "dont", "can't", "cant", "won't", "if", "or", "but",
+                              "so", "as", "because", "while", "when", "before", "after", "where", "there", "here",
+                              "yes", "also", "very", "really", "right", "now", "soon", "later", "today", "around",
+                              "something", "anything", "thing", "stuff", "somewhere", "everything", "nothing",
+                              "bit", "moment", "sec", "time", "way", "please"}))
+# words that are never inside a name a refusal gives ("the_cup", "cup_on"), where verbs and adjectives may be
+# ("waiting room", "main hall", "trash can")
+HARD_FUNCTION = (DETERMINERS | PRONOUNS | PERSONAL | CONNECTORS | QUESTION_WORDS | POLITENESS
+                 | frozenset({"to", "from", "for", "with", "of", "on", "in", "into", "onto", "at", "by", "near",
+                              "next", "up", "down", "off", "over", "out", "here", "there", "about", "around",
+                              "through", "toward", "towards", "not", "no", "or", "but", "if", "very", "really"}))
+# a verb as people say it to a robot (not the -ing form that names things: "waiting room", "washing machine")
+BASE_VERBS = frozenset(w for w in COMMAND_VERBS | OTHER_VERBS if not w.endswith("ing"))
