@@ -127,6 +127,21 @@ def test_docs_carry_the_same_tables(validated, stacks, figures):
     assert report.format_calibration_rows(validated) in text
     assert report.format_physics(validated, figures) in text
     assert report.format_stacks(validated, stacks[0], figures) in text
+    assert report.format_held_constants(validated) in text
+
+
+def test_held_out_constants_are_the_ones_the_rows_are_predicted_with(figures, profiles, stacks, targets, validated):
+    held = dict(validated.held_stacks)
+    assert set(held) == {p.row.stack for p in validated.held_out}
+    calibrated = calibration.apply_physics(profiles, validated.calibration.physics)
+    for p in validated.held_out:
+        assert predict(p.row, calibrated, held[p.row.stack], targets) == p
+    h2 = held["cerebras-2025-h2"]
+    line = (f"| cerebras-2025-h2 | routing_stage_latency_s | "
+            f"{validated.calibration.stacks['cerebras-2025-h2'].routing_stage_latency_s:.3g} | "
+            f"{h2.routing_stage_latency_s:.3g} | ")
+    assert line in report.format_held_constants(validated)
+    assert h2 == calibration.held_out_stack(stacks[0]["cerebras-2025-h2"], figures, calibrated, stacks[0], targets)
 
 
 def test_published_placement_facts_hold(profiles, targets):
