@@ -13,9 +13,9 @@ rclpy = pytest.importorskip("rclpy")
 import test_reasoner_node as base  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 from remote_fakes import HANG, LoopbackServer, closed_port  # noqa: E402
+from test_node_reliability import start as reliability_start  # noqa: E402
 from test_reasoner_node import (  # noqa: E402
     ROBOT_START,
-    NodeProcess,
     Probe,
     _assert_nothing_moved,
     _test_model_dir,
@@ -33,17 +33,16 @@ def reasoner_status(probe: Probe):
                 if status.name.endswith(": reasoner"))
 
 
+def assert_fallback_reported(probe: Probe) -> None:
+    """/diagnostics counts one fallback and warns that the embedded planner answers."""
+    probe.wait_for_fresh_diagnostics(lambda d: d.get("backend_requests_fallbacks") == "1", "the fallback count")
+    status = reasoner_status(probe)
+    assert status.level == DiagnosticStatus.WARN and "the embedded planner answers" in status.message
+
+
 def start(ros_context, domain_id, tmp_path, *params) -> Probe:
-    process = NodeProcess(domain_id, tmp_path / "reasoner_node.log", f"model_dir:={_test_model_dir()}",
-                          "diagnostics_rate_hz:=10.0", "limits.max_scene_age_s:=60.0", "backend:=openai", *params)
-    probe = Probe(ros_context, process)
-    try:
-        probe.wait_ready()
-    except BaseException:
-        probe.close()
-        process.close()
-        raise
-    return probe
+    """A ready reasoner_node with ``backend: openai`` and ``params`` (test_node_reliability's start)."""
+    return reliability_start(ros_context, domain_id, tmp_path, "backend:=openai", *params)
 
 
 @pytest.fixture
@@ -92,9 +91,7 @@ def test_a_server_that_is_down_falls_back_to_the_embedded_planner_and_diagnostic
         assert record["backend"]["answered_by"] == "embedded" and record["backend"]["attempts"] == 2
         assert record["backend"]["error"].startswith("unavailable")
         probe.spin_until(lambda: probe.received["goal_pose"], "a goal from the fallback's plan")
-        probe.wait_for_fresh_diagnostics(lambda d: d.get("backend_requests_fallbacks") == "1", "the fallback count")
-        status = reasoner_status(probe)
-        assert status.level == DiagnosticStatus.WARN and "the embedded planner answers" in status.message
+        assert_fallback_reported(probe)
     finally:
         probe.close()
         probe.process.close()
