@@ -86,7 +86,7 @@ class BoundDecoder:
         self._mask_rows = np.zeros((max_batch, tmax), np.int64)  # [B, Tmax] the mask as it grows
         self._logits = aligned_zeros(max_batch * tmax * lay.vocab_size, np.float32)  # [B, S, V] views
         self._values = {}  # (what, side, B, length) -> (numpy views, OrtValues), made once per shape
-        self._runner = _Runner(session, vectors=vectors)
+        self._runner = StepRunner(session, vectors=vectors)
         # (side, B, past, S, padded) -> _StepPlan, at most MAX_STEP_SHAPES (oldest made dropped first)
         self._step_shapes = {}
         self._kv_names, self._present_names = layout.kv_names, layout.present_names
@@ -237,7 +237,7 @@ class _StepPlan(NamedTuple):
     ids: np.ndarray  # [B, S] view read by run
 
 
-class _Runner:
+class StepRunner:
     """Turns (name, OrtValue) inputs and outputs into a ready call.
 
     Preferred: ``run_with_ortvaluevector`` with the OrtValues in prebuilt vectors, one C++ call per step that writes

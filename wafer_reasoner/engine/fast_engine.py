@@ -27,6 +27,9 @@ import numpy as np
 
 from wafer_reasoner.engine.decoder import BoundDecoder, DecoderLayout
 from wafer_reasoner.engine.drafter import PlanDrafter
+from wafer_reasoner.engine.static_decoder import StaticDecoder, is_kv_session
+
+EXPORTS = ("auto", "kv-int8", "kv", "genai")  # EngineConfig.export; auto takes the first present of the others
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,10 @@ class EngineConfig:
     forced_runs: bool = True  # feed tokens the grammar forces as one chunk with the chosen token
     prefix_cache: int = 4  # prompts whose KV state is kept for reuse (0: none)
     draft_tokens: int = 8  # greedy: at most this many tokens drafted from past plans per step (0: no drafting)
+    # which export of the model folder the fast engine runs: "auto" (the first present of kv-int8, kv, genai),
+    # "kv" (planner_kv.onnx: in-place KV cache, float32), "kv-int8" (the same, int8 weights) or "genai"
+    # (planner.onnx, onnxruntime-genai's layout); planner_model.EXPORT_FILES
+    export: str = "auto"
 
     def __post_init__(self) -> None:
         if not 1 <= self.candidates <= 64:
@@ -52,13 +59,15 @@ class EngineConfig:
             raise ValueError(f"temperature must be a positive number, got {self.temperature}")
         if min(self.top_k, self.prefix_cache, self.draft_tokens) < 0 or not self.wall_deadline_ms >= 0:
             raise ValueError("top_k, prefix_cache, draft_tokens and wall_deadline_ms must not be negative")
+        if self.export not in EXPORTS:
+            raise ValueError(f"export must be one of {EXPORTS}, got {self.export!r}")
 
     @classmethod
     def from_params(cls, params, prefix: str = "engine_") -> "EngineConfig":
         """From node parameters named ``engine_candidates``, ``engine_temperature``, ...; others are ignored,
         missing ones keep their defaults."""
         types = {"candidates": int, "temperature": float, "top_k": int, "seed": int, "wall_deadline_ms": float,
-                 "constrained": bool, "forced_runs": bool, "prefix_cache": int, "draft_tokens": int}
+                 "constrained": bool, "forced_runs": bool, "prefix_cache": int, "draft_tokens": int, "export": str}
         return cls(**{name: kind(params[prefix + name]) for name, kind in types.items() if prefix + name in params})
 
 
@@ -170,7 +179,8 @@ class FastEngine:
         self.eos_id = eos_id
         self.max_new_tokens = max_new_tokens
         self.config = config
-        self.decoder = BoundDecoder(session, layout, max_batch=config.candidates)
+        decoder = StaticDecoder if is_kv_session(session) else BoundDecoder
+        self.decoder = decoder(session, layout, max_batch=config.candidates)
         self.prefix = PrefixCache(config.prefix_cache)
         self._all_tokens = np.arange(layout.vocab_size, dtype=np.int64)  # [V] the unconstrained choice
         self.drafter = PlanDrafter(tokenizer) if tokenizer is not None and config.draft_tokens else None

@@ -32,7 +32,9 @@ from wafer_reasoner.planner.language import PlanSyntaxError, parse_plan
 from wafer_reasoner.planner.syntax import MAX_STEPS, SEPARATOR
 from wafer_reasoner.understanding import clauses, coverage
 
-MODEL_FILE = "planner.onnx"
+MODEL_FILE = "planner.onnx"  # onnxruntime-genai's layout: the reference engine's, and genai's in bench_engine.py
+# the fast engine's exports (training/export.py writes all three); EngineConfig.export names one
+EXPORT_FILES = {"kv-int8": "planner_kv_int8.onnx", "kv": "planner_kv.onnx", "genai": MODEL_FILE}
 MAX_NEW_TOKENS = 64
 MAX_CONTINUATIONS = 3  # passes after a plan that left a mention uncovered (a 4-clause command: usually 1)
 FAST, REFERENCE = "fast", "reference"
@@ -67,6 +69,17 @@ class Generation:
     parts: int = 1  # parts of the utterance planned one by one (clause connectors between them)
 
 
+def export_path(folder: Path, export: str) -> Path:
+    """The model file of ``export`` in ``folder``; "auto": the first of EXPORT_FILES present (planner.onnx last)."""
+    if export != "auto":
+        path = folder / EXPORT_FILES[export]
+        if not path.is_file():
+            raise ModelLoadError(f"{path} not found: this folder has no {export!r} export. Re-export it with "
+                                 f"`python -m wafer_reasoner.training.export CHECKPOINT {folder}`, or use 'auto'.")
+        return path
+    return next(folder / name for name in EXPORT_FILES.values() if (folder / name).is_file())
+
+
 def _read_json(path: Path) -> dict:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -85,12 +98,13 @@ class PlannerModel:
             raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
 
         folder = Path(model_dir) if model_dir else SHIPPED_MODEL_DIR
-        model_path = folder / MODEL_FILE
-        if not model_path.is_file():
+        engine_config = engine_config or EngineConfig()
+        if not (folder / MODEL_FILE).is_file():
             raise ModelLoadError(
-                f"planner model not found at {model_path}. Point the 'model_dir' parameter at a folder with "
-                f"{MODEL_FILE}, genai_config.json and tokenizer.json, or run `make train` to rebuild it."
+                f"planner model not found at {folder / MODEL_FILE}. Point the 'model_dir' parameter at a folder "
+                f"with {MODEL_FILE}, genai_config.json and tokenizer.json, or run `make train` to rebuild it."
             )
+        model_path = export_path(folder, engine_config.export if engine == FAST else "genai")
         genai = _read_json(folder / "genai_config.json")
         config = genai["model"]
         try:
@@ -122,8 +136,7 @@ class PlannerModel:
         self._engine_lock = threading.Lock()  # the fast engine's buffers serve one query at a time
         if engine == FAST:
             self.engine = FastEngine(self.session, DecoderLayout.from_genai_config(genai), eos_id=self.tokenizer.eos_id,
-                                     max_new_tokens=max_new_tokens, config=engine_config or EngineConfig(),
-                                     tokenizer=self.tokenizer)
+                                     max_new_tokens=max_new_tokens, config=engine_config, tokenizer=self.tokenizer)
             self.engine.warm()
 
     def _empty_past(self, batch: int) -> dict:

@@ -1,0 +1,191 @@
+"""The decoder for the engine's own export (training/kv_export.py): one KV cache, written in place.
+
+The graph's ``past_key_values.N.*`` and ``present.N.*`` are bound to the SAME preallocated buffer
+[B max, H, T max, Dh] per tensor, and GroupQueryAttention writes only the new rows into it: a step moves no cache
+at all (the genai layout's graph, engine/decoder.py, copies the whole cache through Concat every step). Each row
+keeps its own length, so
+
+- rows of a batch feed chunks of different lengths in one step (``query_seqlens``; pads are never written);
+- a rejected draft is forgotten by moving the row's length back: the next chunk overwrites those rows;
+- positions are each row's length onwards (``position_ids``), with no attention mask to carry.
+
+The inputs a step reads (ids, positions, lengths) are views of preallocated int32 buffers, the logits a view of a
+preallocated float32 one, and every (batch, chunk length) shape is bound once to a ``StepRunner`` call, so a step
+is a few small writes and one onnxruntime call. The interface is ``BoundDecoder``'s, so FastEngine drives either.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from wafer_reasoner.engine.decoder import StepRunner, aligned_zeros
+
+KV_LAYOUT = "wafer_reasoner-inplace-kv-v1"  # training/kv_export.py writes it into the model's metadata
+STEP_INPUTS = ("input_ids", "position_ids", "seqlens_k", "total_sequence_length", "query_seqlens")
+
+
+def is_kv_session(session) -> bool:
+    """Whether an onnxruntime session holds the in-place-KV export."""
+    return session.get_modelmeta().custom_metadata_map.get("layout") == KV_LAYOUT
+
+
+class _Shape:
+    """One (batch, chunk length) step, bound once: the views its inputs are staged in, and the call."""
+
+    __slots__ = ("run", "ids", "positions", "seqlens", "total", "chunk_lengths", "logits")
+
+    def __init__(self, decoder: "StaticDecoder", batch: int, seq: int):
+        lay = decoder.layout
+        self.ids = decoder._ids[:batch * seq].reshape(batch, seq)  # [B, S]
+        self.positions = decoder._positions[:batch * seq].reshape(batch, seq)  # [B, S]
+        self.seqlens = decoder._seqlens[:batch]  # [B] each row's length after the step - 1
+        self.total = decoder._total[:1].reshape(())  # [] the longest row's length after the step
+        self.chunk_lengths = decoder._chunk_lengths[:batch]  # [B] real tokens per row
+        self.logits = decoder._logits[:batch * seq * lay.vocab_size].reshape(batch, seq, lay.vocab_size)
+        value = decoder._ortvalue
+        staged = (self.ids, self.positions, self.seqlens, self.total, self.chunk_lengths)
+        caches = decoder._cache_values(batch)
+        inputs = [*zip(STEP_INPUTS, map(value, staged)), *zip(lay.kv_names, caches)]
+        outputs = [("logits", value(self.logits)), *zip(lay.present_names, caches)]  # the same cache values
+        self.run = decoder._runner.prepare(inputs, outputs)
+
+
+class StaticDecoder:
+    """A batch of sequences in one in-place KV cache; ``lengths[b]`` tokens of row b are in it."""
+
+    def __init__(self, session, layout, max_batch: int, *, vectors: bool = True):
+        import onnxruntime as ort
+
+        self._ortvalue = ort.OrtValue.ortvalue_from_numpy
+        self.layout = layout
+        self.max_batch = max_batch
+        lay, tmax = layout, layout.context_length
+        self._row_floats = lay.num_heads * tmax * lay.head_size  # one row of one KV tensor: [H, T, Dh]
+        self._kv = aligned_zeros(2 * lay.num_layers * max_batch * self._row_floats, np.float32)  # [2L, B, H, T, Dh]
+        self._ids = aligned_zeros(max_batch * tmax, np.int32)
+        self._positions = aligned_zeros(max_batch * tmax, np.int32)
+        self._seqlens = aligned_zeros(max_batch, np.int32)
+        self._total = aligned_zeros(1, np.int32)
+        self._chunk_lengths = aligned_zeros(max_batch, np.int32)
+        self._logits = aligned_zeros(max_batch * tmax * lay.vocab_size, np.float32)
+        self._counting = np.arange(tmax, dtype=np.int32)  # [T] positions 0..T-1, sliced per chunk
+        self._runner = StepRunner(session, vectors=vectors)
+        self._caches = {}  # batch -> (views [B, H, T, Dh], their OrtValues), one entry per KV tensor
+        self._shapes = {}  # (batch, seq) -> _Shape
+        self.lengths = np.zeros(max_batch, np.int64)  # tokens in the cache per row
+        self.batch = 1
+
+    @property
+    def length(self) -> int:
+        """Row 0's length (the engine asks at batch 1)."""
+        return int(self.lengths[0])
+
+    # ---- state -------------------------------------------------------------------------------------------
+
+    def reset(self, batch: int = 1) -> None:
+        if not 1 <= batch <= self.max_batch:
+            raise ValueError(f"batch {batch} is outside 1..{self.max_batch}")
+        self.batch = batch
+        self.lengths[:] = 0
+
+    def load(self, kv: np.ndarray, length: int) -> None:
+        """Start batch 1 from a saved state: kv [2L, H, >=length, Dh] (one copy per query, not per token)."""
+        self.reset(1)
+        for index, view in enumerate(self._cache_views(1)):
+            np.copyto(view[0, :, :length], kv[index, :, :length])  # [H, length, Dh]
+        self.lengths[0] = length
+
+    def save(self, length: int | None = None) -> np.ndarray:
+        """A copy of row 0's cache for its first ``length`` positions (default: all): [2L, H, length, Dh]."""
+        length = self.length if length is None else length
+        if not 0 <= length <= self.length:
+            raise ValueError(f"cannot save {length} of {self.length} positions")
+        return np.stack([view[0, :, :length] for view in self._cache_views(1)])
+
+    def broadcast(self, batch: int) -> None:
+        """Grow a batch-1 state to ``batch`` identical rows."""
+        if self.batch != 1:
+            raise ValueError("broadcast starts from one row")
+        if batch > self.max_batch:
+            raise ValueError(f"batch {batch} is more than the {self.max_batch} rows allocated")
+        length = self.length
+        for view in self._cache_views(batch):
+            view[1:, :, :length] = view[0, :, :length]  # [B-1, H, P, Dh] <- [H, P, Dh]
+        self.lengths[:batch] = length
+        self.batch = batch
+
+    def forget_last(self, count: int) -> None:
+        """Drop row 0's last ``count`` positions (rejected draft tokens): the next chunk is written over them."""
+        if self.batch != 1 or not 0 <= count <= self.length:
+            raise ValueError(f"cannot forget {count} of {self.length} positions in a batch of {self.batch}")
+        self.lengths[0] -= count
+
+    # ---- one step ------------------------------------------------------------------------------------------
+
+    def feed(self, rows) -> np.ndarray:
+        """Feed one chunk per row (lists of token ids; empty: the row only waits). Returns logits [B, S, V].
+
+        A row's next-token logits are at index len(chunk) - 1 of its chunk."""
+        batch = self.batch
+        seq = len(rows[0]) if batch == 1 else max(len(chunk) for chunk in rows)
+        if len(rows) != batch or seq == 0 or int(self.lengths[:batch].max()) + seq > self.layout.context_length:
+            raise ValueError(f"cannot feed {[len(c) for c in rows]} tokens to {batch} rows of lengths "
+                             f"{self.lengths[:batch].tolist()} (context {self.layout.context_length})")
+        shape = self._shapes.get((batch, seq))
+        if shape is None:
+            shape = self._shapes[(batch, seq)] = _Shape(self, batch, seq)
+        if batch == 1:
+            self._stage_one(shape, rows[0])
+        else:
+            self._stage_rows(shape, rows, seq)
+        shape.run()
+        return shape.logits
+
+    def _stage_one(self, shape: _Shape, chunk) -> None:
+        start, seq = self.length, len(chunk)
+        shape.ids[0] = chunk
+        shape.positions[0] = self._counting[start:start + seq]
+        shape.seqlens[0] = start + seq - 1
+        shape.chunk_lengths[0] = seq
+        shape.total[...] = start + seq
+        self.lengths[0] = start + seq
+
+    def _stage_rows(self, shape: _Shape, rows, seq: int) -> None:
+        """Each row's chunk padded at the end; a waiting row feeds one pad that nothing keeps (it is past the
+        row's length, so the row's next real chunk, if any, overwrites it)."""
+        for row, chunk in enumerate(rows):
+            start, real = int(self.lengths[row]), len(chunk)
+            shape.ids[row, :real] = chunk
+            shape.ids[row, real:] = 0
+            shape.positions[row, :real] = self._counting[start:start + real]
+            shape.positions[row, real:] = min(start, self.layout.context_length - 1)
+            fed = max(real, 1)
+            shape.seqlens[row] = start + fed - 1
+            shape.chunk_lengths[row] = fed
+            self.lengths[row] = start + real
+        shape.total[...] = int(shape.seqlens.max()) + 1
+
+    # ---- the cache's views and their OrtValues, made once per batch size -------------------------------------
+
+    def _cache_entry(self, batch: int) -> tuple:
+        found = self._caches.get(batch)
+        if found is None:
+            lay, region = self.layout, self.max_batch * self._row_floats  # one KV tensor's floats
+            views = [self._kv[j * region:j * region + batch * self._row_floats].reshape(
+                batch, lay.num_heads, lay.context_length, lay.head_size)  # [B, H, T, Dh], contiguous
+                for j in range(2 * lay.num_layers)]
+            found = self._caches[batch] = (views, [self._ortvalue(view) for view in views])
+        return found
+
+    def _cache_views(self, batch: int) -> list:
+        return self._cache_entry(batch)[0]
+
+    def _cache_values(self, batch: int) -> list:
+        return self._cache_entry(batch)[1]
+
+    def warm(self, batches=(1,)) -> None:
+        """Bind the common step shapes now rather than during a query: single tokens and short chunks."""
+        for batch in batches:
+            for seq in range(1, 17):
+                if (batch, seq) not in self._shapes:
+                    self._shapes[(batch, seq)] = _Shape(self, batch, seq)
