@@ -152,6 +152,8 @@ class Candidate:
     drafted: int = 0  # model-chosen tokens that came from an accepted draft (no decode step of their own)
     done: bool = False
     draft_state: object = None  # drafter.DraftState while drafting
+    valid: bool = False  # finished with <eos> and accepted by the verifier (set the step it finishes)
+    stopped: bool = False  # best-of-N: given up unfinished, it could no longer fit the emulated deadline
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,8 @@ class Decoded:
     decode_s: float
     all_tokens: tuple = ()  # every candidate's token ids, row order
     scores: tuple = ()  # every candidate's score, row order
+    valid: tuple = ()  # every candidate: finished and accepted, row order
+    stopped: tuple = ()  # every candidate: given up unfinished because it could no longer fit the deadline
 
 
 class FastEngine:
@@ -197,11 +201,15 @@ class FastEngine:
 
     # ---- one query -----------------------------------------------------------------------------------------
 
-    def decode(self, prompt_ids, grammar=None, *, accept=None, started: float | None = None) -> Decoded:
+    def decode(self, prompt_ids, grammar=None, *, accept=None, started: float | None = None,
+               fits=None) -> Decoded:
         """Decode up to ``config.candidates`` plans after prompt_ids; grammar None decodes unconstrained.
 
-        ``accept(token_ids) -> bool`` verifies a finished candidate (default: every finished one is valid).
-        ``started`` is the query's perf_counter start, the origin of ``wall_deadline_ms``."""
+        ``accept(token_ids) -> bool`` verifies a candidate the step it finishes, while the others go on (default:
+        every finished one is valid). ``fits(prompt_tokens, lengths, done) -> n`` (best-of-N): how many leading
+        rows could still make the deadline, given each row's tokens so far and whether it is done; rows from n on
+        are stopped, and decoding ends once rows 0..n-1 are. ``started`` is the query's perf_counter start, the
+        origin of ``wall_deadline_ms``."""
         started = time.perf_counter() if started is None else started
         prefill_start = time.perf_counter()
         tokens = tuple(int(t) for t in prompt_ids)
@@ -214,18 +222,21 @@ class FastEngine:
             logits = out[accepted]  # [V]
         if len(rows) > 1:
             self.decoder.broadcast(len(rows))
-        steps = self._decode_loop(rows, np.broadcast_to(logits, (len(rows), 1, logits.size)), [0] * len(rows),
-                                  started)
+        stop = _Stop(accept, fits, len(tokens), started + self.config.wall_deadline_ms / 1e3
+                     if self.config.wall_deadline_ms > 0 else math.inf)
+        steps = self._decode_loop(rows, np.broadcast_to(logits, (len(rows), 1, logits.size)), [0] * len(rows), stop)
         finished = time.perf_counter()
         best = self._best(rows, accept)
         if self.drafter is not None and grammar is not None and best.done:
             self.drafter.learn(best.tokens, tokens)
         return Decoded(
             tokens=tuple(best.tokens), score=best.score, candidates=len(rows),
-            finished=sum(row.done for row in rows), forced_tokens=best.forced, drafted_tokens=best.drafted,
+            finished=sum(row.done and not row.stopped for row in rows), forced_tokens=best.forced,
+            drafted_tokens=best.drafted,
             steps=steps, reused_tokens=reused,
             prefill_s=decode_start - prefill_start, decode_s=finished - decode_start,
             all_tokens=tuple(tuple(row.tokens) for row in rows), scores=tuple(row.score for row in rows),
+            valid=tuple(row.valid for row in rows), stopped=tuple(row.stopped for row in rows),
         )
 
     def _prefill(self, tokens: tuple, row: Candidate):
@@ -257,26 +268,26 @@ class FastEngine:
             rows[0].draft_state = self.drafter.start(prompt)
         return rows
 
-    def _decode_loop(self, rows: list, logits: np.ndarray, last: list, started: float) -> int:
-        """Run until every row finished (or the deadline passed with one finished); returns decode steps."""
+    def _decode_loop(self, rows: list, logits: np.ndarray, last: list, stop: "_Stop") -> int:
+        """Run until every row that can still count is done (or the wall deadline passed with one finished);
+        returns decode steps."""
         if len(rows) == 1:
-            return self._greedy_loop(rows[0], logits[0, 0])
+            steps = self._greedy_loop(rows[0], logits[0, 0])
+            stop.verify(rows)
+            return steps
         config = self.config
         # one generator per row, seeded (seed, row): row k samples the same tokens whatever N is, so a caller may
         # keep only the first n rows (the emulated deadline, runtime/best_of_n.py) and get what a batch of n would
         # have made
         samplers = [Sampler(config.temperature, config.top_k, (config.seed, index)) for index in range(len(rows))]
-        deadline = started + config.wall_deadline_ms / 1e3 if config.wall_deadline_ms > 0 else math.inf
         steps = 0
         while True:
             chunks = [self._advance(row, index, logits[index, last[index]], samplers[index])
                       for index, row in enumerate(rows)]
-            if all(row.done for row in rows):
-                return steps
-            if any(row.done for row in rows) and time.perf_counter() >= deadline:
+            if stop.done(rows, chunks):
                 return steps
             logits = self.decoder.feed(chunks)  # [B, S, V]
-            last = [len(chunk) - 1 for chunk in chunks]
+            last = [max(len(chunk), 1) - 1 for chunk in chunks]
             steps += 1
 
     def _greedy_loop(self, row: Candidate, logits: np.ndarray) -> int:
@@ -363,8 +374,36 @@ class FastEngine:
 
     @staticmethod
     def _best(rows: list, accept) -> Candidate:
-        """The finished, accepted row with the highest score (row 0 on ties); row 0 when none qualifies."""
-        valid = [row for row in rows if row.done and (accept is None or accept(row.tokens))]
+        """The valid row (finished, accepted) with the highest score (row 0 on ties); row 0 when none is."""
+        valid = [row for row in rows if row.valid]
         if not valid:
             return rows[0]
         return max(valid, key=lambda row: row.score)  # max() keeps the first of equal scores
+
+
+class _Stop:
+    """When a best-of-N batch may end: verifies each row the step it finishes, stops rows that can no longer fit
+    the emulated deadline (``fits``), and watches the wall-clock deadline."""
+
+    def __init__(self, accept, fits, prompt_tokens: int, wall_deadline: float):
+        self.accept, self.fits, self.prompt_tokens, self.wall_deadline = accept, fits, prompt_tokens, wall_deadline
+        self.checked = set()  # rows already verified
+
+    def verify(self, rows: list) -> None:
+        """Verify the rows that became done since the last call; a stopped row is never valid."""
+        for index, row in enumerate(rows):
+            if row.done and index not in self.checked:
+                self.checked.add(index)
+                row.valid = not row.stopped and (self.accept is None or self.accept(row.tokens))
+
+    def done(self, rows: list, chunks: list) -> bool:
+        self.verify(rows)
+        if self.fits is not None:
+            count = self.fits(self.prompt_tokens, [len(row.tokens) for row in rows], [row.done for row in rows])
+            for index in range(max(count, 1), len(rows)):
+                if not rows[index].done:
+                    rows[index].done = rows[index].stopped = True
+                    chunks[index] = []
+        if all(row.done for row in rows):
+            return True
+        return any(row.done and not row.stopped for row in rows) and time.perf_counter() >= self.wall_deadline

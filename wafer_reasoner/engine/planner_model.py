@@ -65,6 +65,8 @@ class Generation:
     candidate_tokens: tuple = ()  # tuple[int, ...] generated tokens of each
     candidate_scores: tuple = ()  # tuple[float, ...] model scores (sum of log p)
     candidate_finished: tuple = ()  # tuple[bool, ...] whether each reached <eos>
+    candidate_valid: tuple = ()  # tuple[bool, ...] finished and accepted (verified the step it finished)
+    candidate_stopped: tuple = ()  # tuple[bool, ...] given up unfinished: it could no longer fit the deadline
     continued: int = 0  # passes that asked the model to go on after a plan that left a mention uncovered
     parts: int = 1  # parts of the utterance planned one by one (clause connectors between them)
 
@@ -162,19 +164,21 @@ class PlannerModel:
             with self._engine_lock:
                 self.engine.pin_prefix([self.tokenizer.id(t) for t in FIXED_PART])
 
-    def generate(self, scene, utterance: str, *, accept=None, antecedent: str = "") -> Generation:
-        """One plan for (scene, utterance). ``accept(plan_text) -> bool`` (fast engine, best-of-N) verifies
-        candidates: the best accepted one is returned. ``antecedent``: the scene id "it" means when the utterance
-        names nothing before it (the object an earlier command acted on)."""
+    def generate(self, scene, utterance: str, *, accept=None, antecedent: str = "", fits=None) -> Generation:
+        """One plan for (scene, utterance). ``accept(plan_text) -> bool`` (fast engine, best-of-N) verifies each
+        candidate the step it finishes: the best accepted one is returned. ``antecedent``: the scene id "it" means
+        when the utterance names nothing before it (the object an earlier command acted on). ``fits(prompt_tokens,
+        lengths, done) -> n`` (best-of-N): how many leading candidates can still make a deadline; the others are
+        stopped (FastEngine.decode)."""
         if self.engine is None or self.engine.config.candidates == 1:
             return self._generate_by_clause(scene, utterance, accept, antecedent)
-        return self._generate_one(scene, utterance, accept, antecedent)
+        return self._generate_one(scene, utterance, accept, antecedent, fits)
 
-    def _generate_one(self, scene, utterance: str, accept, antecedent: str = "") -> Generation:
+    def _generate_one(self, scene, utterance: str, accept, antecedent: str = "", fits=None) -> Generation:
         if self.engine is None:
             return self._generate_reference(scene, utterance, antecedent)
         with self._engine_lock:
-            return self._generate_fast(scene, utterance, accept, antecedent)
+            return self._generate_fast(scene, utterance, accept, antecedent, fits)
 
     def _generate_by_clause(self, scene, utterance: str, accept, antecedent: str) -> Generation:
         """Greedy: each part of the utterance between clause connectors planned on its own, with the state the
@@ -202,7 +206,7 @@ class PlannerModel:
             reused_tokens=total("reused_tokens"), continued=total("continued"), parts=len(parts),
         )
 
-    def _generate_fast(self, scene, utterance: str, accept, antecedent: str = "") -> Generation:
+    def _generate_fast(self, scene, utterance: str, accept, antecedent: str = "", fits=None) -> Generation:
         started = time.perf_counter()
         prompt = self.fit_prompt(scene, utterance, antecedent)
         grammar = None
@@ -211,7 +215,7 @@ class PlannerModel:
         ids = [self.tokenizer.id(t) for t in prompt.tokens]
         names = self.tokenizer.tokens
         check = None if accept is None else (lambda out: accept(tokens_to_plan([names[t] for t in out], prompt)))
-        decoded = self.engine.decode(ids, grammar, accept=check, started=started)
+        decoded = self.engine.decode(ids, grammar, accept=check, started=started, fits=fits)
         plan, continued, more_s = list(decoded.tokens), 0, 0.0
         if grammar is not None and decoded.candidates == 1:
             plan, continued, more_s = self._complete(utterance, prompt, ids, grammar, plan)
@@ -236,6 +240,8 @@ class PlannerModel:
             candidate_tokens=tuple(len(row) for row in rows),
             candidate_scores=tuple(decoded.scores) if rows else (),
             candidate_finished=tuple(bool(row) and row[-1] == self.tokenizer.eos_id for row in rows),
+            candidate_valid=decoded.valid if rows else (),
+            candidate_stopped=decoded.stopped if rows else (),
         )
 
     def _complete(self, utterance: str, prompt: Prompt, ids: list, grammar, plan: list) -> tuple:
