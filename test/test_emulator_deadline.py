@@ -197,9 +197,9 @@ def test_the_verifier_sees_each_candidate_as_it_finishes():
     for example in examples(8, seed=31):
         seen.clear()
         generation = model.generate(example["scene"], example["say"],
-                                    accept=lambda text: seen.append(int(decoder.lengths.max())) or "wait" not in text)
+                                    accept=lambda text: seen.append(max(decoder.lengths)) or "wait" not in text)
         assert len(seen) == 4  # each row verified once
-        verified_early += min(seen) < int(decoder.lengths.max())  # while another row was still being decoded
+        verified_early += min(seen) < max(decoder.lengths)  # while another row was still being decoded
         assert generation.candidate_valid == tuple(finished and "wait" not in text for text, finished in
                                                    zip(generation.candidate_texts, generation.candidate_finished))
         if any(generation.candidate_valid):

@@ -304,3 +304,14 @@ def test_save_keeps_only_the_positions_asked_for(export):
     np.testing.assert_array_equal(whole[:, :, :3], head)
     with pytest.raises(ValueError):
         decoder.save(6)
+
+
+def test_the_prefix_cache_stores_prompts_in_slots_it_reuses():
+    cached = make(prefix_cache=2)
+    buffers = set()
+    for seed in range(8):
+        scene, say = query(1200 + seed)
+        first = cached.generate(scene, say).text
+        buffers |= {id(entry.slot[0]) for entry in cached.engine.prefix.entries if entry.slot is not None}
+        assert cached.generate(scene, say).text == first  # the stored state is the prompt's
+    assert len(buffers) <= 3  # capacity + the one being filled: no new buffer per query

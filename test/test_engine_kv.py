@@ -59,7 +59,7 @@ def test_a_batch_row_is_exactly_what_it_is_alone(export):
     decoder.feed([[1]])
     decoder.broadcast(3)
     decoder.feed([history[1:] for history in histories])  # rows now at lengths 4, 2, 3
-    assert decoder.lengths[:3].tolist() == [4, 2, 3]
+    assert decoder.lengths[:3] == [4, 2, 3]
     logits = decoder.feed(chunks)  # [3, 3, V]
     for row, chunk in enumerate(chunks):
         np.testing.assert_allclose(logits[row, len(chunk) - 1], alone[row], rtol=1e-5, atol=1e-5)

@@ -108,12 +108,18 @@ class BoundDecoder:
         self._mask_rows[0, :length] = 1
         self.length = length
 
-    def save(self, length: int | None = None) -> np.ndarray:
-        """A copy of row 0's cache for its first ``length`` positions (default: all): [2L, H, length, Dh]."""
+    def save(self, length: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """Row 0's cache for its first ``length`` positions (default: all), [2L, H, length, Dh]: copied into
+        ``out`` [2L, H, >=length, Dh] when given (no allocation), else into a new array."""
         length = self.length if length is None else length
         if not 0 <= length <= self.length:
             raise ValueError(f"cannot save {length} of {self.length} positions")
-        return np.stack([view[0, :, :length] for view in self._kv_views(self.side, self.batch, self.length)])
+        views = self._kv_views(self.side, self.batch, self.length)
+        if out is None:
+            return np.stack([view[0, :, :length] for view in views])
+        for index, view in enumerate(views):
+            np.copyto(out[index, :, :length], view[0, :, :length])
+        return out[:, :, :length]
 
     def broadcast(self, batch: int) -> None:
         """Grow a batch-1 state to ``batch`` identical rows (row 0 keeps its memory: same offset in [B, H, P, Dh])."""

@@ -105,14 +105,19 @@ class PrefixEntry:
     kv: np.ndarray  # [2L, H, len(tokens), Dh]
     logits: np.ndarray  # [V] after the last prompt token
     pinned: bool = False  # kept whatever else comes (the fixed prompt part)
+    slot: tuple | None = None  # (kv buffer, logits buffer) the entry lives in, reused once it is evicted
 
 
 class PrefixCache:
-    """The KV state of recent prompts; a new prompt reuses the longest common prefix with any of them."""
+    """The KV state of recent prompts; a new prompt reuses the longest common prefix with any of them.
+
+    Entries live in slots (buffers for a whole prompt's state) made once and handed on when an entry is
+    evicted, so storing a prompt allocates nothing after the first ``capacity`` queries."""
 
     def __init__(self, capacity: int):
         self.capacity = capacity
         self.entries = []  # oldest first
+        self._spare = []  # slots of evicted entries
 
     def lookup(self, tokens: tuple):
         """(entry, reusable length): the whole prompt when an entry is exactly it, else the longest common
@@ -126,13 +131,23 @@ class PrefixCache:
                 best, best_length = entry, length
         return best, best_length
 
+    def slot(self, kv_shape: tuple, vocab: int) -> tuple:
+        """(kv [2L, H, T, Dh], logits [V]) buffers to store a prompt's state in: an evicted entry's, or new."""
+        return self._spare.pop() if self._spare else (np.zeros(kv_shape, np.float32), np.zeros(vocab, np.float32))
+
     def store(self, entry: PrefixEntry) -> None:
         if self.capacity == 0 and not entry.pinned:
             return
-        self.entries = [e for e in self.entries if e.tokens != entry.tokens] + [entry]
+        kept = [e for e in self.entries if e.tokens != entry.tokens]
+        self._release([e for e in self.entries if e.tokens == entry.tokens])
+        self.entries = kept + [entry]
         unpinned = [e for e in self.entries if not e.pinned]
-        for old in unpinned[:max(0, len(unpinned) - self.capacity)]:
-            self.entries.remove(old)
+        evicted = unpinned[:max(0, len(unpinned) - self.capacity)]
+        self.entries = [e for e in self.entries if all(e is not old for old in evicted)]
+        self._release(evicted)
+
+    def _release(self, entries: list) -> None:
+        self._spare += [entry.slot for entry in entries if entry.slot is not None]
 
 
 def _common_prefix(a: tuple, b: tuple) -> int:
@@ -186,6 +201,9 @@ class FastEngine:
         decoder = StaticDecoder if is_kv_session(session) else BoundDecoder
         self.decoder = decoder(session, layout, max_batch=config.candidates)
         self.prefix = PrefixCache(config.prefix_cache)
+        # a prefix-cache slot holds the longest prompt that leaves room for a plan: [2L, H, T - new tokens, Dh]
+        self._slot_shape = (2 * layout.num_layers, layout.num_heads, layout.context_length - max_new_tokens,
+                            layout.head_size)
         self._all_tokens = np.arange(layout.vocab_size, dtype=np.int64)  # [V] the unconstrained choice
         self.drafter = PlanDrafter(tokenizer) if tokenizer is not None and config.draft_tokens else None
 
@@ -228,7 +246,7 @@ class FastEngine:
         finished = time.perf_counter()
         best = self._best(rows, accept)
         if self.drafter is not None and grammar is not None and best.done:
-            self.drafter.learn(best.tokens, tokens)
+            self.drafter.learn(best.tokens, tokens, rows[0].draft_state if best is rows[0] else None)
         return Decoded(
             tokens=tuple(best.tokens), score=best.score, candidates=len(rows),
             finished=sum(row.done and not row.stopped for row in rows), forced_tokens=best.forced,
@@ -255,9 +273,12 @@ class FastEngine:
             return entry.logits, reused, [], None
         draft = self._draft_from(row, len(tokens)) if row.draft_state is not None else []
         out = self.decoder.feed([list(tokens[reused:]) + draft])[0, len(tokens) - reused - 1:]  # [1 + D, V]
-        logits = out[0].copy()  # [V]
-        if self.prefix.capacity:
-            self.prefix.store(PrefixEntry(tokens, self.decoder.save(len(tokens)), logits))
+        if not self.prefix.capacity:
+            return out[0].copy(), reused, draft, out  # [V]
+        slot = self.prefix.slot(self._slot_shape, self.layout.vocab_size)
+        logits = slot[1]
+        np.copyto(logits, out[0])  # [V]
+        self.prefix.store(PrefixEntry(tokens, self.decoder.save(len(tokens), out=slot[0]), logits, slot=slot))
         return logits, reused, draft, out
 
     def _candidates(self, grammar, prompt: tuple) -> list:

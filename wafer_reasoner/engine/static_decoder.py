@@ -72,13 +72,13 @@ class StaticDecoder:
         self._runner = StepRunner(session, vectors=vectors)
         self._caches = {}  # batch -> (views [B, H, T, Dh], their OrtValues), one entry per KV tensor
         self._shapes = {}  # (batch, seq) -> _Shape
-        self.lengths = np.zeros(max_batch, np.int64)  # tokens in the cache per row
+        self.lengths = [0] * max_batch  # tokens in the cache per row (Python ints: read and written every step)
         self.batch = 1
 
     @property
     def length(self) -> int:
         """Row 0's length (the engine asks at batch 1)."""
-        return int(self.lengths[0])
+        return self.lengths[0]
 
     # ---- state -------------------------------------------------------------------------------------------
 
@@ -86,7 +86,7 @@ class StaticDecoder:
         if not 1 <= batch <= self.max_batch:
             raise ValueError(f"batch {batch} is outside 1..{self.max_batch}")
         self.batch = batch
-        self.lengths[:] = 0
+        self.lengths = [0] * self.max_batch
 
     def load(self, kv: np.ndarray, length: int) -> None:
         """Start batch 1 from a saved state: kv [2L, H, >=length, Dh] (one copy per query, not per token)."""
@@ -95,12 +95,18 @@ class StaticDecoder:
             np.copyto(view[0, :, :length], kv[index, :, :length])  # [H, length, Dh]
         self.lengths[0] = length
 
-    def save(self, length: int | None = None) -> np.ndarray:
-        """A copy of row 0's cache for its first ``length`` positions (default: all): [2L, H, length, Dh]."""
+    def save(self, length: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """Row 0's cache for its first ``length`` positions (default: all), [2L, H, length, Dh]: copied into
+        ``out`` [2L, H, >=length, Dh] when given (no allocation), else into a new array."""
         length = self.length if length is None else length
         if not 0 <= length <= self.length:
             raise ValueError(f"cannot save {length} of {self.length} positions")
-        return np.stack([view[0, :, :length] for view in self._cache_views(1)])
+        views = self._cache_views(1)
+        if out is None:
+            return np.stack([view[0, :, :length] for view in views])
+        for index, view in enumerate(views):
+            np.copyto(out[index, :, :length], view[0, :, :length])
+        return out[:, :, :length]
 
     def broadcast(self, batch: int) -> None:
         """Grow a batch-1 state to ``batch`` identical rows."""
@@ -111,7 +117,7 @@ class StaticDecoder:
         length = self.length
         for view in self._cache_views(batch):
             view[1:, :, :length] = view[0, :, :length]  # [B-1, H, P, Dh] <- [H, P, Dh]
-        self.lengths[:batch] = length
+        self.lengths[:batch] = [length] * batch
         self.batch = batch
 
     def forget_last(self, count: int) -> None:
@@ -128,9 +134,9 @@ class StaticDecoder:
         A row's next-token logits are at index len(chunk) - 1 of its chunk."""
         batch = self.batch
         seq = len(rows[0]) if batch == 1 else max(len(chunk) for chunk in rows)
-        if len(rows) != batch or seq == 0 or int(self.lengths[:batch].max()) + seq > self.layout.context_length:
+        if len(rows) != batch or seq == 0 or max(self.lengths[:batch]) + seq > self.layout.context_length:
             raise ValueError(f"cannot feed {[len(c) for c in rows]} tokens to {batch} rows of lengths "
-                             f"{self.lengths[:batch].tolist()} (context {self.layout.context_length})")
+                             f"{self.lengths[:batch]} (context {self.layout.context_length})")
         shape = self._shapes.get((batch, seq))
         if shape is None:
             shape = self._shapes[(batch, seq)] = _Shape(self, batch, seq)
@@ -154,7 +160,7 @@ class StaticDecoder:
         """Each row's chunk padded at the end; a waiting row feeds one pad that nothing keeps (it is past the
         row's length, so the row's next real chunk, if any, overwrites it)."""
         for row, chunk in enumerate(rows):
-            start, real = int(self.lengths[row]), len(chunk)
+            start, real = self.lengths[row], len(chunk)
             shape.ids[row, :real] = chunk
             shape.ids[row, real:] = 0
             shape.positions[row, :real] = self._counting[start:start + real]
