@@ -130,3 +130,15 @@ def test_auto_takes_int8_then_float32_kv_then_planner_onnx(tmp_path):
     assert PlannerModel(tmp_path, engine="reference").session.get_modelmeta().custom_metadata_map.get("layout") is None
     with pytest.raises(ValueError, match="export"):
         EngineConfig(export="fp8")
+
+
+@pytest.mark.parametrize("export", ("kv", "kv-int8", "genai"))
+def test_logits_from_skips_the_head_for_the_first_positions_only(export):
+    decoder = make(export, prefix_cache=0).engine.decoder
+    chunk = [1, 5, 9, 30, 31, 7]
+    decoder.reset(1)
+    every = decoder.feed([chunk])[0].copy()  # [6, V]
+    decoder.reset(1)
+    last_three = decoder.feed([chunk], logits_from=3)[0]  # [3, V]
+    assert last_three.shape[0] == 3
+    np.testing.assert_allclose(last_three, every[3:], rtol=1e-5, atol=1e-5)

@@ -134,10 +134,12 @@ class BoundDecoder:
 
     # ---- one step ------------------------------------------------------------------------------------------
 
-    def feed(self, rows) -> np.ndarray:
-        """Feed one chunk per row (lists of token ids; empty: the row only waits). Returns logits [B, S, V].
+    def feed(self, rows, logits_from: int = 0) -> np.ndarray:
+        """Feed one chunk per row (lists of token ids; empty: the row only waits). Returns logits
+        [B, S - logits_from, V] (this graph computes every position; the first ones are left out, as the
+        in-place-KV decoder leaves them out).
 
-        A row's next-token logits are at index len(chunk) - 1 of its chunk."""
+        A row's next-token logits are at index len(chunk) - 1 - logits_from."""
         batch, past = self.batch, self.length
         seq = len(rows[0]) if batch == 1 else max(len(chunk) for chunk in rows)
         if len(rows) != batch or seq == 0 or past + seq > self.layout.context_length:
@@ -157,7 +159,7 @@ class BoundDecoder:
         plan.run()
         self.side ^= 1
         self.length = past + seq
-        return plan.logits
+        return plan.logits[:, logits_from:] if logits_from else plan.logits
 
     def forget_last(self, count: int) -> None:
         """Mask out the last ``count`` positions of row 0 (rejected draft tokens): the model skips them from now on,

@@ -214,7 +214,7 @@ class FastEngine:
         """Compute the fixed prompt part (up to ``<say>``) now and keep its state for every later query."""
         tokens = tuple(int(t) for t in tokens)
         self.decoder.reset(1)
-        logits = self.decoder.feed([list(tokens)])[0, -1].copy()  # [V]
+        logits = self.decoder.feed([list(tokens)], logits_from=len(tokens) - 1)[0, -1].copy()  # [V]
         self.prefix.store(PrefixEntry(tokens, self.decoder.save(), logits, pinned=True))
 
     # ---- one query -----------------------------------------------------------------------------------------
@@ -272,7 +272,7 @@ class FastEngine:
         if reused == len(tokens):
             return entry.logits, reused, [], None
         draft = self._draft_from(row, len(tokens)) if row.draft_state is not None else []
-        out = self.decoder.feed([list(tokens[reused:]) + draft])[0, len(tokens) - reused - 1:]  # [1 + D, V]
+        out = self.decoder.feed([list(tokens[reused:]) + draft], logits_from=len(tokens) - reused - 1)[0]  # [1 + D, V]
         if not self.prefix.capacity:
             return out[0].copy(), reused, draft, out  # [V]
         slot = self.prefix.slot(self._slot_shape, self.layout.vocab_size)

@@ -7,7 +7,9 @@ keeps its own length, so
 
 - rows of a batch feed chunks of different lengths in one step (``query_seqlens``; pads are never written);
 - a rejected draft is forgotten by moving the row's length back: the next chunk overwrites those rows;
-- positions are each row's length onwards (``position_ids``), with no attention mask to carry.
+- positions are each row's length onwards (``position_ids``), with no attention mask to carry;
+- ``logits_from`` leaves the output head out for a chunk's first positions (a prompt needs logits after its last
+  token only, and at the draft fed with it).
 
 The inputs a step reads (ids, positions, lengths) are views of preallocated int32 buffers, the logits a view of a
 preallocated float32 one, and every (batch, chunk length) shape is bound once to a ``StepRunner`` call, so a step
@@ -21,7 +23,7 @@ import numpy as np
 from wafer_reasoner.engine.decoder import StepRunner, aligned_zeros
 
 KV_LAYOUT = "wafer_reasoner-inplace-kv-v1"  # training/kv_export.py writes it into the model's metadata
-STEP_INPUTS = ("input_ids", "position_ids", "seqlens_k", "total_sequence_length", "query_seqlens")
+STEP_INPUTS = ("input_ids", "position_ids", "seqlens_k", "total_sequence_length", "query_seqlens", "logits_from")
 
 
 def is_kv_session(session) -> bool:
@@ -32,18 +34,19 @@ def is_kv_session(session) -> bool:
 class _Shape:
     """One (batch, chunk length) step, bound once: the views its inputs are staged in, and the call."""
 
-    __slots__ = ("run", "ids", "positions", "seqlens", "total", "chunk_lengths", "logits")
+    __slots__ = ("run", "ids", "positions", "seqlens", "total", "chunk_lengths", "logits", "logits_from")
 
-    def __init__(self, decoder: "StaticDecoder", batch: int, seq: int):
+    def __init__(self, decoder: "StaticDecoder", batch: int, seq: int, kept: int):
         lay = decoder.layout
         self.ids = decoder._ids[:batch * seq].reshape(batch, seq)  # [B, S]
         self.positions = decoder._positions[:batch * seq].reshape(batch, seq)  # [B, S]
         self.seqlens = decoder._seqlens[:batch]  # [B] each row's length after the step - 1
         self.total = decoder._total[:1].reshape(())  # [] the longest row's length after the step
         self.chunk_lengths = decoder._chunk_lengths[:batch]  # [B] real tokens per row
-        self.logits = decoder._logits[:batch * seq * lay.vocab_size].reshape(batch, seq, lay.vocab_size)
+        self.logits_from = decoder._logits_from  # [1] the first position whose logits are computed: seq - kept
+        self.logits = decoder._logits[:batch * kept * lay.vocab_size].reshape(batch, kept, lay.vocab_size)
         value = decoder._ortvalue
-        staged = (self.ids, self.positions, self.seqlens, self.total, self.chunk_lengths)
+        staged = (self.ids, self.positions, self.seqlens, self.total, self.chunk_lengths, self.logits_from)
         caches = decoder._cache_values(batch)
         inputs = [*zip(STEP_INPUTS, map(value, staged)), *zip(lay.kv_names, caches)]
         outputs = [("logits", value(self.logits)), *zip(lay.present_names, caches)]  # the same cache values
@@ -67,11 +70,12 @@ class StaticDecoder:
         self._seqlens = aligned_zeros(max_batch, np.int32)
         self._total = aligned_zeros(1, np.int32)
         self._chunk_lengths = aligned_zeros(max_batch, np.int32)
+        self._logits_from = aligned_zeros(1, np.int64)
         self._logits = aligned_zeros(max_batch * tmax * lay.vocab_size, np.float32)
         self._counting = np.arange(tmax, dtype=np.int32)  # [T] positions 0..T-1, sliced per chunk
         self._runner = StepRunner(session, vectors=vectors)
         self._caches = {}  # batch -> (views [B, H, T, Dh], their OrtValues), one entry per KV tensor
-        self._shapes = {}  # (batch, seq) -> _Shape
+        self._shapes = {}  # (batch, seq, positions with logits) -> _Shape
         self.lengths = [0] * max_batch  # tokens in the cache per row (Python ints: read and written every step)
         self.batch = 1
 
@@ -128,22 +132,27 @@ class StaticDecoder:
 
     # ---- one step ------------------------------------------------------------------------------------------
 
-    def feed(self, rows) -> np.ndarray:
-        """Feed one chunk per row (lists of token ids; empty: the row only waits). Returns logits [B, S, V].
+    def feed(self, rows, logits_from: int = 0) -> np.ndarray:
+        """Feed one chunk per row (lists of token ids; empty: the row only waits). Returns logits
+        [B, S - logits_from, V]: the positions before ``logits_from`` get none (the output head skips them).
 
-        A row's next-token logits are at index len(chunk) - 1 of its chunk."""
+        A row's next-token logits are at index len(chunk) - 1 - logits_from."""
         batch = self.batch
         seq = len(rows[0]) if batch == 1 else max(len(chunk) for chunk in rows)
-        if len(rows) != batch or seq == 0 or max(self.lengths[:batch]) + seq > self.layout.context_length:
+        if len(rows) != batch or seq == 0 or max(self.lengths[:batch]) + seq > self.layout.context_length \
+                or not 0 <= logits_from < seq:
             raise ValueError(f"cannot feed {[len(c) for c in rows]} tokens to {batch} rows of lengths "
-                             f"{self.lengths[:batch]} (context {self.layout.context_length})")
-        shape = self._shapes.get((batch, seq))
+                             f"{self.lengths[:batch]} (context {self.layout.context_length}), logits from "
+                             f"{logits_from}")
+        key = (batch, seq, seq - logits_from)
+        shape = self._shapes.get(key)
         if shape is None:
-            shape = self._shapes[(batch, seq)] = _Shape(self, batch, seq)
+            shape = self._shapes[key] = _Shape(self, *key)
         if batch == 1:
             self._stage_one(shape, rows[0])
         else:
             self._stage_rows(shape, rows, seq)
+        shape.logits_from[0] = logits_from
         shape.run()
         return shape.logits
 
@@ -193,5 +202,5 @@ class StaticDecoder:
         """Bind the common step shapes now rather than during a query: single tokens and short chunks."""
         for batch in batches:
             for seq in range(1, 17):
-                if (batch, seq) not in self._shapes:
-                    self._shapes[(batch, seq)] = _Shape(self, batch, seq)
+                if (batch, seq, seq) not in self._shapes:
+                    self._shapes[(batch, seq, seq)] = _Shape(self, batch, seq, seq)
