@@ -35,6 +35,16 @@ def aligned_zeros(count: int, dtype) -> np.ndarray:
     return raw[skip:skip + count]
 
 
+def row_zero_state(views: list, length: int, out: np.ndarray | None) -> np.ndarray:
+    """Row 0's first ``length`` positions of each KV view [B, H, >=length, Dh], stacked: [2L, H, length, Dh],
+    copied into ``out`` [2L, H, >=length, Dh] when given (no allocation)."""
+    if out is None:
+        return np.stack([view[0, :, :length] for view in views])
+    for index, view in enumerate(views):
+        np.copyto(out[index, :, :length], view[0, :, :length])
+    return out[:, :, :length]
+
+
 @dataclass(frozen=True)
 class DecoderLayout:
     num_layers: int  # transformer blocks; 2 KV tensors each
@@ -114,12 +124,7 @@ class BoundDecoder:
         length = self.length if length is None else length
         if not 0 <= length <= self.length:
             raise ValueError(f"cannot save {length} of {self.length} positions")
-        views = self._kv_views(self.side, self.batch, self.length)
-        if out is None:
-            return np.stack([view[0, :, :length] for view in views])
-        for index, view in enumerate(views):
-            np.copyto(out[index, :, :length], view[0, :, :length])
-        return out[:, :, :length]
+        return row_zero_state(self._kv_views(self.side, self.batch, self.length), length, out)
 
     def broadcast(self, batch: int) -> None:
         """Grow a batch-1 state to ``batch`` identical rows (row 0 keeps its memory: same offset in [B, H, P, Dh])."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from wafer_reasoner.engine.decoder import StepRunner, aligned_zeros
+from wafer_reasoner.engine.decoder import StepRunner, aligned_zeros, row_zero_state
 
 KV_LAYOUT = "wafer_reasoner-inplace-kv-v1"  # training/kv_export.py writes it into the model's metadata
 STEP_INPUTS = ("input_ids", "position_ids", "seqlens_k", "total_sequence_length", "query_seqlens", "logits_from")
@@ -105,12 +105,7 @@ class StaticDecoder:
         length = self.length if length is None else length
         if not 0 <= length <= self.length:
             raise ValueError(f"cannot save {length} of {self.length} positions")
-        views = self._cache_views(1)
-        if out is None:
-            return np.stack([view[0, :, :length] for view in views])
-        for index, view in enumerate(views):
-            np.copyto(out[index, :, :length], view[0, :, :length])
-        return out[:, :, :length]
+        return row_zero_state(self._cache_views(1), length, out)
 
     def broadcast(self, batch: int) -> None:
         """Grow a batch-1 state to ``batch`` identical rows."""
