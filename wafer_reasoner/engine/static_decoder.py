@@ -23,6 +23,8 @@ import numpy as np
 from wafer_reasoner.engine.decoder import StepRunner, aligned_zeros, row_zero_state
 
 KV_LAYOUT = "wafer_reasoner-inplace-kv-v1"  # training/kv_export.py writes it into the model's metadata
+WARM_PROMPT_TOKENS = 64  # prefill shapes bound at load: prompts up to this long (longer ones when first seen)
+WARM_KEPT = 9  # ... with logits for their last 1..9 positions (the prompt's last token + a draft of up to 8)
 STEP_INPUTS = ("input_ids", "position_ids", "seqlens_k", "total_sequence_length", "query_seqlens", "logits_from")
 
 
@@ -32,24 +34,22 @@ def is_kv_session(session) -> bool:
 
 
 class _Shape:
-    """One (batch, chunk length) step, bound once: the views its inputs are staged in, and the call."""
+    """One (batch, chunk length, positions with logits) step, bound once: the views its inputs are staged in,
+    and the call. The views and their OrtValues are shared by every shape they fit (StaticDecoder._value)."""
 
     __slots__ = ("run", "ids", "positions", "seqlens", "total", "chunk_lengths", "logits", "logits_from")
 
     def __init__(self, decoder: "StaticDecoder", batch: int, seq: int, kept: int):
-        lay = decoder.layout
-        self.ids = decoder._ids[:batch * seq].reshape(batch, seq)  # [B, S]
-        self.positions = decoder._positions[:batch * seq].reshape(batch, seq)  # [B, S]
-        self.seqlens = decoder._seqlens[:batch]  # [B] each row's length after the step - 1
-        self.total = decoder._total[:1].reshape(())  # [] the longest row's length after the step
-        self.chunk_lengths = decoder._chunk_lengths[:batch]  # [B] real tokens per row
-        self.logits_from = decoder._logits_from  # [1] the first position whose logits are computed: seq - kept
-        self.logits = decoder._logits[:batch * kept * lay.vocab_size].reshape(batch, kept, lay.vocab_size)
-        value = decoder._ortvalue
-        staged = (self.ids, self.positions, self.seqlens, self.total, self.chunk_lengths, self.logits_from)
+        lay, value = decoder.layout, decoder._value
+        staged = [value("ids", batch, seq), value("positions", batch, seq),  # [B, S] each
+                  value("seqlens", batch), value("total", 0),  # [B] each row's length after the step - 1; []
+                  value("chunk_lengths", batch), value("logits_from", 1)]  # [B] real tokens per row; [1]
+        (self.ids, self.positions, self.seqlens, self.total, self.chunk_lengths,
+         self.logits_from) = (view for view, _ in staged)
+        self.logits, logits_value = value("logits", batch, kept)  # [B, kept, V]
         caches = decoder._cache_values(batch)
-        inputs = [*zip(STEP_INPUTS, map(value, staged)), *zip(lay.kv_names, caches)]
-        outputs = [("logits", value(self.logits)), *zip(lay.present_names, caches)]  # the same cache values
+        inputs = [*zip(STEP_INPUTS, (ortvalue for _, ortvalue in staged)), *zip(lay.kv_names, caches)]
+        outputs = [("logits", logits_value), *zip(lay.present_names, caches)]  # the same cache values
         self.run = decoder._runner.prepare(inputs, outputs)
 
 
@@ -75,6 +75,7 @@ class StaticDecoder:
         self._counting = np.arange(tmax, dtype=np.int32)  # [T] positions 0..T-1, sliced per chunk
         self._runner = StepRunner(session, vectors=vectors)
         self._caches = {}  # batch -> (views [B, H, T, Dh], their OrtValues), one entry per KV tensor
+        self._values = {}  # (input, dims...) -> (view, OrtValue)
         self._shapes = {}  # (batch, seq, positions with logits) -> _Shape
         self.lengths = [0] * max_batch  # tokens in the cache per row (Python ints: read and written every step)
         self.batch = 1
@@ -193,9 +194,25 @@ class StaticDecoder:
     def _cache_values(self, batch: int) -> list:
         return self._cache_entry(batch)[1]
 
-    def warm(self, batches=(1,)) -> None:
-        """Bind the common step shapes now rather than during a query: single tokens and short chunks."""
-        for batch in batches:
-            for seq in range(1, 17):
-                if (batch, seq, seq) not in self._shapes:
-                    self._shapes[(batch, seq, seq)] = _Shape(self, batch, seq, seq)
+    def _value(self, what: str, *dims: int) -> tuple:
+        """(view, OrtValue) of a staged input or of the logits, made once per shape: ids/positions [B, S],
+        seqlens/chunk_lengths [B], total [] (dims (0,)), logits_from [1], logits [B, kept, V]."""
+        key = (what, *dims)
+        found = self._values.get(key)
+        if found is None:
+            buffer = {"ids": self._ids, "positions": self._positions, "seqlens": self._seqlens, "total": self._total,
+                      "chunk_lengths": self._chunk_lengths, "logits_from": self._logits_from,
+                      "logits": self._logits}[what]
+            shape = (*dims, self.layout.vocab_size) if what == "logits" else () if what == "total" else dims
+            view = buffer[:int(np.prod(shape))].reshape(shape)
+            found = self._values[key] = (view, self._ortvalue(view))
+        return found
+
+    def warm(self, batches=(1,), prompts: int = WARM_PROMPT_TOKENS, kept: int = WARM_KEPT) -> None:
+        """Bind the common step shapes now rather than during a query: chunks of up to 16 tokens for every batch
+        size asked for, and at batch 1 prompts of up to ``prompts`` tokens with logits for their last ``kept``."""
+        wanted = [(batch, seq, seq) for batch in batches for seq in range(1, 17)]
+        wanted += [(1, seq, keep) for seq in range(1, prompts + 1) for keep in range(1, min(seq, kept) + 1)]
+        for key in wanted:
+            if key not in self._shapes:
+                self._shapes[key] = _Shape(self, *key)
