@@ -142,3 +142,14 @@ def test_logits_from_skips_the_head_for_the_first_positions_only(export):
     last_three = decoder.feed([chunk], logits_from=3)[0]  # [3, V]
     assert last_three.shape[0] == 3
     np.testing.assert_allclose(last_three, every[3:], rtol=1e-5, atol=1e-5)
+
+
+def test_a_query_binds_no_new_shape_after_load():
+    """Every step shape a typical greedy query needs (prompt + draft, single tokens, forced runs) was bound when
+    the model loaded, so a query creates no OrtValue and no view of its own."""
+    model = make("kv", prefix_cache=0)
+    decoder = model.engine.decoder
+    shapes, values = set(decoder._shapes), set(decoder._values)
+    for scene, say in queries(30, seed=13):
+        model.generate(scene, say)
+    assert set(decoder._shapes) == shapes and set(decoder._values) == values
