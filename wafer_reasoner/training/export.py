@@ -98,7 +98,8 @@ def export_model(model: Planner, tokenizer, out_dir) -> Path:
 
 def main(argv=None) -> int:
     """Re-export from a saved checkpoint: python -m wafer_reasoner.training.export runs/planner/planner.pt OUT_DIR
-    (all files: planner.onnx in genai's layout, planner_kv.onnx, planner_kv_int8.onnx and the side files)."""
+    (all files: planner.onnx in genai's layout, planner_kv.onnx, planner_kv_int8.onnx and the side files);
+    with --kv-only just the engine's two exports, beside a folder's existing planner.onnx and tokenizer.json."""
     import argparse
 
     from wafer_reasoner.training.model import PlannerConfig
@@ -107,8 +108,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("checkpoint")
     parser.add_argument("out")
+    parser.add_argument("--kv-only", action="store_true", help="write planner_kv.onnx and planner_kv_int8.onnx only")
     args = parser.parse_args(argv)
     saved = torch.load(args.checkpoint, map_location="cpu")
+    if args.kv_only:
+        weights = {name: tensor.detach().cpu().numpy() for name, tensor in saved["state"].items()}
+        for path in export_kv(weights, saved["config"], args.out):
+            print(path)
+        return 0
     model = Planner(PlannerConfig(**saved["config"]))
     model.load_state_dict(saved["state"])
     print(export_model(model, build_tokenizer(), args.out))
