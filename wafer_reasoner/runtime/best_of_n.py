@@ -46,7 +46,7 @@ class EmulatedBestOfN:
                                                       (0.0,), (True,), self.deadline_ms, self.reasoning_tokens)
             return generation
         if generation.candidate_valid:  # verified by the engine as each finished
-            valid = list(generation.candidate_valid)
+            valid = [ok and done for ok, done in zip(generation.candidate_valid, generation.candidate_finished)]
         else:
             valid = [done and (self.accept is None or self.accept(text))
                      for text, done in zip(texts, generation.candidate_finished)]
