@@ -162,6 +162,19 @@ def run_sets(model: PlannerModel, args) -> dict:
     return reports
 
 
+def published_figures(reports: dict) -> dict:
+    """The figures the model card publishes and test/test_engine.py holds the shipped model to."""
+    figures = {}
+    for name, report in reports.items():
+        if name == "metamorphic":
+            figures[name] = {"cases": report["cases"], "invariance": report["invariance"]}
+            continue
+        figures[name] = {key: report[key] for key in ("examples", "exact_match", "clarify_precision", "refusals",
+                                                       "refusals_acted_on", "unsupported", "unsupported_acted_on")}
+        figures[name]["per_category"] = {k: v["exact_match"] for k, v in report["per_category"].items()}
+    return figures
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model-dir", default=None, help="folder with planner.onnx (default: the shipped model)")
@@ -171,6 +184,9 @@ def main(argv=None) -> int:
                         help="draw every held-out category from its seed + this (a fresh confirmation set)")
     parser.add_argument("--metamorphic", type=int, default=2000, help="metamorphic cases (default 2000)")
     parser.add_argument("--sets", default="heldout,blind,metamorphic", help="which sets, comma-separated")
+    parser.add_argument("--publish", default=None,
+                        help="write the published figures here (wafer_reasoner/models/published_figures.json when "
+                        "shipping a model; test/test_engine.py holds the shipped model to them)")
     args = parser.parse_args(argv)
     args.sets = set(args.sets.split(","))
     model = PlannerModel(args.model_dir)
@@ -180,6 +196,9 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(reports, handle, indent=1)
+    if args.publish:
+        with open(args.publish, "w", encoding="utf-8") as handle:
+            json.dump(published_figures(reports), handle, indent=1, sort_keys=True)
     return 0
 
 
