@@ -153,3 +153,14 @@ def test_a_query_binds_no_new_shape_after_load():
     for scene, say in queries(30, seed=13):
         model.generate(scene, say)
     assert set(decoder._shapes) == shapes and set(decoder._values) == values
+
+
+def test_finished_candidates_leave_the_batch_and_the_plans_stay_what_they_are():
+    compacting, full = make("kv", candidates=6, temperature=1.5, top_k=0, seed=5, prefix_cache=0), \
+        make("genai", candidates=6, temperature=1.5, top_k=0, seed=5, prefix_cache=0)  # genai: no compaction
+    shrank = 0
+    for scene, say in queries(12, seed=17):
+        ours = compacting.generate(scene, say)
+        assert ours.candidate_texts == full.generate(scene, say).candidate_texts
+        shrank += compacting.engine.decoder.batch < 6 and len(set(ours.candidate_tokens)) > 1
+    assert shrank > 0

@@ -301,14 +301,22 @@ class FastEngine:
         # keep only the first n rows (the emulated deadline, runtime/best_of_n.py) and get what a batch of n would
         # have made
         samplers = [Sampler(config.temperature, config.top_k, (config.seed, index)) for index in range(len(rows))]
+        active = list(range(len(rows)))  # candidates with a decoder row, in row order
+        compact = hasattr(self.decoder, "keep")  # the in-place decoder drops finished rows from the batch
         steps = 0
         while True:
-            chunks = [self._advance(row, index, logits[index, last[index]], samplers[index])
-                      for index, row in enumerate(rows)]
+            chunks = [[] for _ in rows]
+            for position, index in enumerate(active):
+                chunks[index] = self._advance(rows[index], index, logits[position, last[position]], samplers[index])
             if stop.done(rows, chunks):
                 return steps
-            logits = self.decoder.feed(chunks)  # [B, S, V]
-            last = [max(len(chunk), 1) - 1 for chunk in chunks]
+            if compact and any(rows[index].done for index in active):
+                # a batch step costs more the more rows it has (int8: 0.19 ms at 1 row, 0.70 ms at 8)
+                self.decoder.keep([position for position, index in enumerate(active) if not rows[index].done])
+                active = [index for index in active if not rows[index].done]
+            fed = [chunks[index] for index in active]
+            logits = self.decoder.feed(fed)  # [B, S, V]
+            last = [max(len(chunk), 1) - 1 for chunk in fed]
             steps += 1
 
     def _greedy_loop(self, row: Candidate, logits: np.ndarray) -> int:

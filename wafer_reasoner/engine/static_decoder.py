@@ -120,6 +120,20 @@ class StaticDecoder:
         self.lengths[:batch] = [length] * batch
         self.batch = batch
 
+    def keep(self, rows: list) -> None:
+        """Keep only these rows (indices in increasing order), moved to rows 0..len(rows)-1: finished best-of-N
+        candidates leave the batch, and each later step runs on fewer rows."""
+        if not rows or list(rows) != sorted(set(rows)) or rows[-1] >= self.batch:
+            raise ValueError(f"cannot keep rows {rows} of a batch of {self.batch}")
+        views = self._cache_views(self.batch)
+        for new, old in enumerate(rows):
+            if new != old:  # new < old: a row below is free (dropped, or already moved down)
+                length = self.lengths[old]
+                for view in views:
+                    view[new, :, :length] = view[old, :, :length]  # [H, P, Dh]
+                self.lengths[new] = length
+        self.batch = len(rows)
+
     def forget_last(self, count: int) -> None:
         """Drop row 0's last ``count`` positions (rejected draft tokens): the next chunk is written over them."""
         if self.batch != 1 or not 0 <= count <= self.length:
