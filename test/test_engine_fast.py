@@ -20,6 +20,7 @@ from wafer_reasoner.engine.prompt import FIXED_PART, build_prompt, tokens_to_pla
 from wafer_reasoner.planner.language import parse_plan
 from wafer_reasoner.runtime.query import verifier_accepts
 from wafer_reasoner.training import speech_corpus
+from wafer_reasoner.understanding.context import what_is_asked
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_planner"
 PROPERTY_CASES = int(os.environ.get("WAFER_PROPERTY_CASES", "300"))  # the engine benchmark runs 10,000
@@ -42,8 +43,9 @@ def reference():
 
 
 def query(seed: int):
+    """A one-clause (scene, utterance), the utterance as generate() plans it (only the sentences that ask)."""
     example = speech_corpus.sample(random.Random(seed), ONE_CLAUSE)
-    return example["scene"], example["say"]
+    return example["scene"], what_is_asked(example["say"])
 
 
 def prompt_ids(model, scene, say) -> list:

@@ -45,6 +45,7 @@ def room(holding: str = "") -> Scene:
     ("turn left 45 degrees", "rotate(90)"),  # a number not said
     ("turn left 45 degrees then wait 5 seconds", "rotate(45)"),  # a number said and not planned
     ("turn", "rotate(90)"),  # no direction: no bare 90
+    ("could you follow him", "follow(person:user)"),  # someone else
     ("zx qwv blorp", "wait(5)"),
 ])
 def test_plans_the_utterance_does_not_license_are_refused(say, plan):
@@ -62,6 +63,7 @@ def test_plans_the_utterance_does_not_license_are_refused(say, plan):
     ("go to the cup near the sofa", "navigate(obj:cup_0)"),
     ("come here", "navigate(person:user)"),
     ("follow me", "follow(person:user)"),
+    ("come along", "follow(person:user)"),
     ("turn right", "rotate(-90)"),
     ("turn around", "rotate(180)"),
     ("wait a minute and a half", "wait(90)"),

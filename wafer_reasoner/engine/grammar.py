@@ -43,7 +43,7 @@ from wafer_reasoner.planner.syntax import (
     ref_prefix,
 )
 from wafer_reasoner.understanding.refusals import refusal_labels
-from wafer_reasoner.understanding.words import said_numbers
+from wafer_reasoner.understanding.words import plannable_numbers
 
 # a rotation a speaker may ask for without saying a number ("turn around", "turn left")
 UNSAID_ROTATIONS = ("180", "90", "-90")
@@ -65,7 +65,7 @@ def refs_for_query(prompt: Prompt, scene, utterance: str) -> GrammarRefs:
     """The references a plan for (scene, utterance) may use, given the prompt built from them."""
     refusals = refusal_labels(scene, prompt.heard, prompt.grounding)
     return GrammarRefs(
-        numbers=said_numbers(prompt.heard.said, utterance),
+        numbers=plannable_numbers(prompt.heard.said, utterance),
         slots=len(prompt.slot_ids),
         place_slots=len(prompt.place_names),
         not_found_labels=refusals.not_found,

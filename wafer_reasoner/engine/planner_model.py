@@ -31,11 +31,13 @@ from wafer_reasoner.engine.tokenizer import EOS, Tokenizer
 from wafer_reasoner.planner.language import PlanSyntaxError, parse_plan
 from wafer_reasoner.planner.syntax import MAX_STEPS, SEPARATOR
 from wafer_reasoner.understanding import clauses, coverage
+from wafer_reasoner.understanding.context import what_is_asked
 
 MODEL_FILE = "planner.onnx"  # onnxruntime-genai's layout: the reference engine's, and genai's in bench_engine.py
 # the fast engine's exports (training/export.py writes all three); EngineConfig.export names one
 EXPORT_FILES = {"kv-int8": "planner_kv_int8.onnx", "kv": "planner_kv.onnx", "genai": MODEL_FILE}
 MAX_NEW_TOKENS = 64
+REFUSED = "clarify(unsupported)"  # the plan for a part outside the language (a question)
 MAX_CONTINUATIONS = 3  # passes after a plan that left a mention uncovered (a 4-clause command: usually 1)
 FAST, REFERENCE = "fast", "reference"
 ENGINES = (FAST, REFERENCE)
@@ -167,14 +169,18 @@ class PlannerModel:
     def generate(self, scene, utterance: str, *, accept=None, antecedent: str = "", fits=None) -> Generation:
         """One plan for (scene, utterance). ``accept(plan_text) -> bool`` (fast engine, best-of-N) verifies each
         candidate the step it finishes: the best accepted one is returned. ``antecedent``: the scene id "it" means
-        when the utterance names nothing before it (the object an earlier command acted on). ``fits(prompt_tokens,
-        lengths, done) -> n`` (best-of-N): how many leading candidates can still make a deadline; the others are
-        stopped (FastEngine.decode)."""
+        when the utterance names nothing before it (the object an earlier command acted on). Only the sentences
+        that ask are planned (``understanding/context.py``: "I'm so tired. Bring me the cup." plans "Bring me the
+        cup."). ``fits(prompt_tokens, lengths, done) -> n`` (best-of-N): how many leading candidates can still make
+        a deadline; the others are stopped (FastEngine.decode)."""
+        utterance = what_is_asked(utterance)
         if self.engine is None or self.engine.config.candidates == 1:
             return self._generate_by_clause(scene, utterance, accept, antecedent)
         return self._generate_one(scene, utterance, accept, antecedent, fits)
 
     def _generate_one(self, scene, utterance: str, accept, antecedent: str = "", fits=None) -> Generation:
+        if clauses.is_question(utterance):  # outside the language whatever the model would say
+            return Generation(text=REFUSED, tokens=0, prefill_ms=0.0, decode_ms=0.0, total_ms=0.0, tokens_per_s=0.0)
         if self.engine is None:
             return self._generate_reference(scene, utterance, antecedent)
         with self._engine_lock:

@@ -36,7 +36,7 @@ RECIPIENT_WORDS = frozenset({"me", "my", "i", "eye", "i'd", "i'm", "us", "we", "
     lexicon.BRING_VERBS
 # going to the speaker on its own: "come here", "get over here"
 COME_WORDS = lexicon.COME_VERBS | {"here"}
-# following: "follow me", "come along", or "walk / stay / keep up" with "me" / "us" ("walk with me")
+# following: a follow, come, walk, stay or keep verb with "me", "us" or "along" ("follow me", "come along")
 FOLLOW_WORDS = lexicon.FOLLOW_VERBS | lexicon.COME_VERBS
 _ALONG_WORDS, _WITH_SPEAKER = frozenset({"walk", "stay", "keep"}), frozenset({"me", "us"})
 # a request: a verb of section 2.1 (with "weight", as a recogniser hears "wait"), or "I need / want / like / have",
@@ -73,8 +73,8 @@ def _refs(step) -> list:
 
 def _speaker_licensed(step, following, words: frozenset) -> bool:
     """Whether ``words`` license ``step`` to name the speaker (``following``: the step after it, or None)."""
-    if isinstance(step, Follow):
-        return bool(FOLLOW_WORDS & words) or bool(_ALONG_WORDS & words and _WITH_SPEAKER & words)
+    if isinstance(step, Follow):  # "follow me", "come along", "walk with me"; never "follow him"
+        return bool((FOLLOW_WORDS | _ALONG_WORDS) & words) and bool((_WITH_SPEAKER | {"along"}) & words)
     if isinstance(step, Handover) or isinstance(following, Handover):  # the walk to a handover
         return bool(RECIPIENT_WORDS & words)
     return bool(COME_WORDS & words)

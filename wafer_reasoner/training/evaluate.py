@@ -23,6 +23,7 @@ from collections import Counter, defaultdict
 
 from wafer_reasoner.engine.planner_model import PlannerModel
 from wafer_reasoner.planner.language import PlanSyntaxError, is_clarification, parse_plan
+from wafer_reasoner.runtime.envelope import breach
 from wafer_reasoner.training import speech_corpus
 
 
@@ -72,7 +73,7 @@ def evaluate(model: PlannerModel, examples: list) -> dict:
     per_category = defaultdict(lambda: [0, 0])
     errors = Counter()
     samples = []
-    clarify_predicted = clarify_correct = refusals = acted = unsupported = acted_unsupported = 0
+    clarify_predicted = clarify_correct = refusals = acted = unsupported = acted_unsupported = enveloped = 0
     latencies = []
     for example in examples:
         text, host_ms = plan_text(model, example)
@@ -87,6 +88,7 @@ def evaluate(model: PlannerModel, examples: list) -> dict:
             clarify_correct += example["plan"].startswith("clarify(")
         if example["plan"].startswith("clarify("):
             refusals, acted = refusals + 1, acted + acts
+            enveloped += acts and not breach(parse_plan(text), example["scene"], example["say"])
         if example["plan"] == "clarify(unsupported)":
             unsupported, acted_unsupported = unsupported + 1, acted_unsupported + acts
         if not correct:
@@ -103,6 +105,7 @@ def evaluate(model: PlannerModel, examples: list) -> dict:
         "per_category": {name: {"exact_match": c / n, "count": n} for name, (c, n) in sorted(per_category.items())},
         "clarify_precision": clarify_correct / clarify_predicted if clarify_predicted else 1.0,
         "refusals": refusals, "refusals_acted_on": acted,
+        "refusals_acted_on_after_envelope": enveloped,  # what the node would still move for (runtime/envelope.py)
         "unsupported": unsupported, "unsupported_acted_on": acted_unsupported,
         "errors": dict(errors.most_common()),
         "error_samples": samples,
@@ -128,7 +131,8 @@ def print_report(report: dict, title: str = "held-out", samples: bool = True) ->
         print(f"{name:<14} {row['exact_match']:>7.1%} {row['count']:>6}")
     print(f"clarify precision: {report['clarify_precision']:.1%}; acted on a request to refuse: "
           f"{report['refusals_acted_on']}/{report['refusals']} ({report['unsupported_acted_on']}/"
-          f"{report['unsupported']} of clarify(unsupported))")
+          f"{report['unsupported']} of clarify(unsupported)); after the safety envelope: "
+          f"{report['refusals_acted_on_after_envelope']}/{report['refusals']}")
     print("error kinds:", json.dumps(report["errors"]))
     for sample in report["error_samples"] if samples else ():
         print(f"  [{sample['kind']}] {sample['say']!r}\n      gold: {sample['gold']}\n      got:  {sample['got']}")
@@ -170,7 +174,8 @@ def published_figures(reports: dict) -> dict:
             figures[name] = {"cases": report["cases"], "invariance": report["invariance"]}
             continue
         figures[name] = {key: report[key] for key in ("examples", "exact_match", "clarify_precision", "refusals",
-                                                       "refusals_acted_on", "unsupported", "unsupported_acted_on")}
+                                                       "refusals_acted_on", "refusals_acted_on_after_envelope",
+                                                       "unsupported", "unsupported_acted_on")}
         figures[name]["per_category"] = {k: v["exact_match"] for k, v in report["per_category"].items()}
     return figures
 

@@ -17,16 +17,18 @@ import re
 from dataclasses import replace
 
 from wafer_reasoner.planner.language import Handover, Pick, PlaceOn, PlanSyntaxError, Ref, parse_plan
-from wafer_reasoner.understanding.lexicon import COMMAND_VERBS, OTHER_VERBS, POLITENESS
+from wafer_reasoner.understanding.lexicon import COMMAND_VERBS, OTHER_VERBS, POLITENESS, QUESTION_WORDS
 
 _CONNECTOR = re.compile(r"[,.;!?]?\s*\b(?:and\s+)?(?:then|than|after\s+that|afterwards|finally)\b[,.]?", re.IGNORECASE)
 _AND = re.compile(r"\s*(?:,\s*and\b|\band\b|[,;])\s*", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z0-9]")
 _SENTENCE_END = re.compile(r"[.!?]\s")
 _WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
-# words that only open a command: "listen, ...", "if you don't mind, ...", "right, ..." (heard as "write")
+# words that only open a command: "listen, ...", "if you don't mind, ...", "right, ..." (heard as "write"), "first go
+# and ..."
 _LEAD_INS = POLITENESS | {"also", "then", "could", "can", "would", "will", "you", "i", "need", "want", "to", "if",
-                          "don't", "do", "listen", "look", "right", "write", "me", "is", "possible"}
+                          "don't", "do", "listen", "look", "right", "write", "me", "is", "possible", "first",
+                          "now", "next"}
 _SERIAL = frozenset({"go", "come", "and"})  # "go and get the cup" is one command
 _VERBS = (COMMAND_VERBS | OTHER_VERBS) - {"please", "thank", "thanks", "could", "can", "would", "will", "shall",
                                            "should", "may", "might", "must", "is", "are", "was", "were", "be", "been",
@@ -55,6 +57,24 @@ def _split_at_and(part: str) -> list:
             out.append(part[start:joint.start()])
             start = joint.end()
     return out + [part[start:]]
+
+
+_QUESTION_OPENERS = QUESTION_WORDS | {"is", "are", "was", "were", "does", "did", "has", "have", "isn't", "aren't",
+                                      "doesn't"}
+
+
+def is_question(part: str) -> bool:
+    """Whether a part asks rather than commands: it opens (after lead-ins such as "okay" or "first") with a
+    question word or an auxiliary ("is the cup clean", "where is my phone", "have you seen the keys").
+    "could you / can you / would you ..." and "is possible to ..." are requests, not questions. Questions are
+    outside the language."""
+    words = _WORDS.findall(part.lower())
+    for index, word in enumerate(words[:5]):
+        if word in _QUESTION_OPENERS:
+            return words[index + 1:index + 2] != ["possible"]  # "is possible to bring ...": a request
+        if word not in POLITENESS and word not in {"first", "then", "also", "now", "and", "so"}:
+            return False
+    return False
 
 
 def split_clauses(utterance: str) -> list:

@@ -1,0 +1,70 @@
+"""What a person says around a command: sentences and asides that ask nothing of the robot.
+
+"Ugh, what a morning, my neck is so stiff. Anyway, hand me the tape measure, would you? Thanks." asks for one
+thing; the rest never changes the plan (docs/action_language.md section 2.2). The planner reads only the
+sentences that ask: ones that open, after hedges and discourse words ("anyway", "in the meantime", "could you
+please"), with a verb, a request ("I need / I want / I'd like / can I have"), or a question (a question is a
+request outside the language, so it stays and is refused). Inside a sentence that asks, an aside after a comma
+that opens with a subject ("..., I think I left a cable there", "..., that's where it lives") is dropped too.
+When no sentence asks, the utterance is left whole for the planner to refuse.
+"""
+
+from __future__ import annotations
+
+import re
+
+from wafer_reasoner.understanding.clauses import is_question
+from wafer_reasoner.understanding.lexicon import COMMAND_VERBS, OTHER_VERBS, POLITENESS
+
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
+_ELLIPSIS = re.compile(r"\.{2,}|…")
+_TITLES = re.compile(r"\b(?:dr|mr|mrs|ms|st|prof|no|vs|etc)\.", re.IGNORECASE)
+_WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_OPENERS = re.compile(
+    r"^(?:(?:anyway|anyhow|meanwhile|in the meantime|for now|so|okay|ok|alright|right|oh|ah|well|also|and|then|than|"
+    r"after that|afterwards|finally|next|now|"
+    r"just|honestly|actually|basically|first|um|uh|er|hey|hi|hello|robot|please|dear|yes|yeah|sorry|look|listen|"
+    r"could you|can you|would you|will you|would you mind|do you mind|if you can|if you don't mind|kindly|"
+    r"is possible to|is it possible to|please to|you can|you must|you will|i want that you|you)\b[\s,]*)+")
+_REQUESTS = re.compile(r"^(?:i need|i want|i'd like|i would like|i'd love|(?:can|could|may) i (?:have|get)|let's|"
+                       r"i'm going to need|we need)\b")
+_SUBJECTS = frozenset({"i", "i'm", "i've", "i'll", "i'd", "it's", "that's", "there's", "we", "we're", "we've",
+                       "they", "they're", "he", "she", "he's", "she's"})
+_VERBS = (COMMAND_VERBS | OTHER_VERBS | {"weight"}) - POLITENESS - {"is", "are", "was", "were", "be", "have", "has",
+                                                                    "had", "do", "does", "did"}  # "weight": wait
+
+
+def _opening(text: str) -> str:
+    """The text lower-cased, without the hedges and discourse words it opens with."""
+    return _OPENERS.sub("", text.lower().strip(" ,;:-")).strip(" ,")
+
+
+def asks(sentence: str) -> bool:
+    """Whether a sentence asks something of the robot: a verb first, a request, or a question."""
+    rest = _opening(sentence)
+    words = _WORDS.findall(rest)
+    return bool(words) and (words[0] in _VERBS or bool(_REQUESTS.match(rest)) or is_question(sentence))
+
+
+def _aside(chunk: str) -> bool:
+    """A comma chunk that only tells: it opens with a subject and is no request ("I think I left a cable there")."""
+    rest = _opening(chunk)
+    words = _WORDS.findall(rest)
+    return bool(words) and words[0] in _SUBJECTS and not _REQUESTS.match(rest)
+
+
+def _without_asides(sentence: str) -> str:
+    chunks = sentence.split(",")
+    kept = [chunk for index, chunk in enumerate(chunks) if index == 0 or not _aside(chunk)]
+    return ",".join(kept)
+
+
+def what_is_asked(utterance: str) -> str:
+    """The sentences of ``utterance`` that ask, without their asides; the whole utterance when none asks."""
+    paused = _ELLIPSIS.sub(",", utterance.strip())  # "um... the desk": a pause, not a sentence's end
+    paused = _TITLES.sub(lambda match: match.group(0)[:-1], paused)  # "Dr. Okafor": one sentence
+    sentences = [s for s in _SENTENCES.split(paused) if s.strip()]
+    asking = [_without_asides(s) for s in sentences if asks(s)]
+    if not asking or asking == sentences:
+        return utterance
+    return " ".join(part.strip() for part in asking)
