@@ -24,7 +24,7 @@ Every round has its own queries (a fixed, seeded set; none repeats), so no cache
 (d) decode rate against the host's bound: single-token decode steps/s vs measured memory bandwidth (with the
     engine's thread count) / bytes read per step: the weights one step reads (the export's ``step_weight_bytes``
     metadata: every matrix, one row of each embedding table; planner.onnx: its file size) + the KV cache at the
-    mean context.
+    mean context; for each export in the folder (kv-int8, kv, and planner.onnx run by this engine).
 (e) thread settings: plan tokens/s with intra-op threads 1 and 2, interleaved; each engine then runs with 2 threads
     only if 2 was faster in every round of the sweep (the engine's default, 1, is chosen from this).
 (f) validity: share of constrained outputs that parse over --validity random scene/utterance cases (greedy) plus

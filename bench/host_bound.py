@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from wafer_reasoner.engine.fast_engine import EngineConfig
-from wafer_reasoner.engine.planner_model import MODEL_FILE, PlannerModel
+from wafer_reasoner.engine.planner_model import MODEL_FILE, ModelLoadError, PlannerModel
 
 
 def memory_bandwidth_bytes_per_s(megabytes: float, repeats: int, threads: int = 1) -> float:
@@ -47,26 +47,37 @@ def step_weight_bytes(model: PlannerModel) -> int:
     return (model.model_dir / MODEL_FILE).stat().st_size
 
 
-def decode_bound(model_dir: Path, threads: int, queries: list) -> list:
-    """Single-token decode steps/s against bandwidth / (weights + KV bytes) for DRAM and for L3."""
-    plain = PlannerModel(model_dir, threads=threads, engine_config=EngineConfig(constrained=False, prefix_cache=0,
-                                                                                 draft_tokens=0))
+def decode_bound(model_dir: Path, threads: int, queries: list, exports=("kv-int8", "kv", "genai")) -> list:
+    """Single-token decode steps/s against bandwidth / (weights + KV bytes), for DRAM and for L3, for each of
+    ``exports`` present in the folder (the same planner, the engine's exports and genai's layout); the bandwidth
+    is measured once, before them."""
+    bandwidths = [(memory, memory_bandwidth_bytes_per_s(megabytes, repeats, threads))
+                  for memory, megabytes, repeats in (("DRAM (256 MB)", 256, 5), ("L3-resident (8 MB)", 8, 200))]
+    rows = []
+    for export in exports:
+        try:
+            plain = PlannerModel(model_dir, threads=threads, engine_config=EngineConfig(
+                constrained=False, prefix_cache=0, draft_tokens=0, export=export))
+        except ModelLoadError:
+            continue  # the folder has no such export
+        rate, bytes_per_step = _plain_decode(plain, queries)
+        precision = plain.session.get_modelmeta().custom_metadata_map.get("precision", "float32 (planner.onnx)")
+        for memory, bandwidth in bandwidths:
+            bound = bandwidth / bytes_per_step
+            rows.append({"memory": memory, "export": f"{export} ({precision})", "decode_steps_per_s": rate,
+                         "bandwidth_gb_s": bandwidth / 1e9, "bytes_per_step": bytes_per_step,
+                         "bound_steps_per_s": bound, "fraction_of_bound": rate / bound})
+    return rows
+
+
+def _plain_decode(plain: PlannerModel, queries: list) -> tuple:
+    """(single-token decode steps/s, bytes one step reads: weights + the KV cache at the mean context)."""
     steps = seconds = contexts = 0
     for scene, say in queries:
         result = plain.generate(scene, say)
         steps += result.decode_steps
         seconds += result.decode_ms / 1e3
         contexts += result.prompt_tokens + result.tokens / 2
-    weights = step_weight_bytes(plain)
     layout = plain.engine.layout
     kv = 2 * layout.num_layers * layout.num_heads * layout.head_size * 4 * contexts / len(queries)
-    rate = steps / seconds
-    rows = []
-    precision = plain.session.get_modelmeta().custom_metadata_map.get("precision", "float32 (planner.onnx)")
-    for memory, megabytes, repeats in (("DRAM (256 MB)", 256, 5), ("L3-resident (8 MB)", 8, 200)):
-        bandwidth = memory_bandwidth_bytes_per_s(megabytes, repeats, threads)
-        bound = bandwidth / (weights + kv)
-        rows.append({"memory": memory, "export": precision, "decode_steps_per_s": rate,
-                     "bandwidth_gb_s": bandwidth / 1e9, "bytes_per_step": weights + kv, "bound_steps_per_s": bound,
-                     "fraction_of_bound": rate / bound})
-    return rows
+    return steps / seconds, step_weight_bytes(plain) + kv
