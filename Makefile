@@ -9,9 +9,11 @@ VENV := $(REPO)/.venv
 PY := $(VENV)/bin/python
 IN_VENV := source $(VENV)/wafer_env.sh && export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST &&
 TEST_TIMEOUT_S ?= 900
+FUZZ_EXAMPLES ?= 10000
+SOAK_MINUTES ?= 30
 ARGS ?=
 
-.PHONY: help setup setup-train test demo lint train eval bench study
+.PHONY: help setup setup-train test demo lint train eval bench bench-reliability fuzz soak study
 
 help:
 	@echo "make setup        create/update .venv (pinned ROS 2 Kilted wheels + this package)"
@@ -21,6 +23,9 @@ help:
 	@echo "make train        train the planner model (installs the [train] extra: torch, onnx)"
 	@echo "make eval         evaluate the planner model"
 	@echo "make bench        node latency benchmark"
+	@echo "make bench-reliability  1000-transcript burst + stop, emergency stop during bursts (p50/p99)"
+	@echo "make fuzz         FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) random inputs per parser and per input topic (over DDS)"
+	@echo "make soak         node + sim_world + operator + chaos for SOAK_MINUTES=$(SOAK_MINUTES) min (table + PNG)"
 	@echo "make study        emulated-hardware study in simulated time (tables + PNG plots in runs/study)"
 
 setup:
@@ -46,6 +51,17 @@ eval: setup
 
 bench: setup
 	$(IN_VENV) cd $(REPO) && $(PY) bench/bench_node_latency.py $(ARGS)
+
+bench-reliability: setup
+	$(IN_VENV) cd $(REPO) && $(PY) bench/bench_reliability.py $(ARGS)
+
+fuzz: setup
+	$(IN_VENV) cd $(REPO) && FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_PURE_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -s \
+		-p no:cacheprovider test/test_fuzz_parsers.py test/fuzz_over_dds.py $(ARGS)
+
+soak: setup
+	$(VENV)/bin/pip install -q -r $(REPO)/requirements-study.txt
+	$(IN_VENV) cd $(REPO) && $(PY) bench/soak.py --minutes $(SOAK_MINUTES) $(ARGS)
 
 study: setup
 	$(VENV)/bin/pip install -q -r $(REPO)/requirements-study.txt

@@ -36,7 +36,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # this checkout's wafer_reasoner, also for the nodes (ros_env sets PYTHONPATH)
 
-from wafer_reasoner.demo.processes import log_tail, reserve_domain_id, ros_env, start_node, stop_process  # noqa: E402
+from wafer_reasoner.demo.processes import (  # noqa: E402
+    log_tail,
+    proc_status_kib,
+    reserve_domain_id,
+    ros_env,
+    start_node,
+    stop_process,
+)
 
 CONFIG = REPO / "config"
 SCENARIO = CONFIG / "scenarios" / "bring_red_cup.yaml"
@@ -113,13 +120,7 @@ def utterances_for(scenario) -> list:
 
 def vm_hwm_kib(pid: int) -> int:
     """Peak resident set size of a process (VmHWM), KiB; -1 when unreadable."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return -1
+    return proc_status_kib(pid, "VmHWM")
 
 
 class Bench:

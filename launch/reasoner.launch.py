@@ -11,6 +11,11 @@ Arguments (``ros2 launch wafer_reasoner reasoner.launch.py --show-args``):
 * ``use_sim_time``: take time from ``/clock`` (Gazebo, or sim_world with ``publish_clock:=true``).
 * ``namespace``: push the node and its relative topics into a namespace (``/diagnostics`` stays global).
 * ``log_level``: ``debug``, ``info``, ``warn``, ``error`` or ``fatal``.
+* ``respawn``: start the node again when it dies (default true, after RESPAWN_DELAY_S). A restarted node
+  starts idle: it never replays a goal or an utterance from before (volatile QoS everywhere; the README's
+  "Restart" paragraph says why).
+* ``enclave``: the SROS2 enclave (default ``/wafer_reasoner/reasoner_node``); used only when
+  ``ROS_SECURITY_ENABLE=true`` and ``ROS_SECURITY_KEYSTORE`` are set (README, Security).
 
 Remappings. The node uses relative topic names; the ``*_topic`` arguments remap the ones that most often differ
 between robots (their defaults are the node's own names, i.e. no change):
@@ -39,6 +44,7 @@ from launch_ros.descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
 PACKAGE = "wafer_reasoner"
+RESPAWN_DELAY_S = 2.0  # seconds between the node dying and its restart
 
 # (launch argument, the node's topic, description)
 TOPIC_ARGUMENTS = (
@@ -70,6 +76,14 @@ def generate_launch_description() -> LaunchDescription:
             choices=["debug", "info", "warn", "error", "fatal"],
             description="Logging level of reasoner_node.",
         ),
+        DeclareLaunchArgument(
+            "respawn", default_value="true", choices=["true", "false"],
+            description="Start reasoner_node again when it dies; it starts idle and never replays an old goal.",
+        ),
+        DeclareLaunchArgument(
+            "enclave", default_value="/wafer_reasoner/reasoner_node",
+            description="SROS2 enclave of the node (used when ROS_SECURITY_ENABLE=true; scripts/create_keystore.py).",
+        ),
     ]
     arguments += [
         DeclareLaunchArgument(name, default_value=topic, description=description)
@@ -87,6 +101,8 @@ def generate_launch_description() -> LaunchDescription:
             {"use_sim_time": ParameterValue(LaunchConfiguration("use_sim_time"), value_type=bool)},
         ],
         remappings=[(topic, LaunchConfiguration(name)) for name, topic, _ in TOPIC_ARGUMENTS],
-        ros_arguments=["--log-level", LaunchConfiguration("log_level")],
+        ros_arguments=["--log-level", LaunchConfiguration("log_level"), "--enclave", LaunchConfiguration("enclave")],
+        respawn=LaunchConfiguration("respawn"),  # launch evaluates it as a bool
+        respawn_delay=RESPAWN_DELAY_S,
     )
     return LaunchDescription([*arguments, node])

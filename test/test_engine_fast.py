@@ -20,6 +20,7 @@ from wafer_reasoner.engine.prompt import FIXED_PART, build_prompt, tokens_to_pla
 from wafer_reasoner.planner.language import parse_plan
 from wafer_reasoner.runtime.query import verifier_accepts
 from wafer_reasoner.training import speech_corpus
+from wafer_reasoner.understanding import clauses
 from wafer_reasoner.understanding.context import what_is_asked
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_planner"
@@ -43,9 +44,13 @@ def reference():
 
 
 def query(seed: int):
-    """A one-clause (scene, utterance), the utterance as generate() plans it (only the sentences that ask)."""
-    example = speech_corpus.sample(random.Random(seed), ONE_CLAUSE)
-    return example["scene"], what_is_asked(example["say"])
+    """A one-part utterance that asks in every sentence: generate() plans it as build_prompt() writes it."""
+    rng = random.Random(seed)
+    while True:
+        example = speech_corpus.sample(rng, ONE_CLAUSE)
+        say = example["say"]
+        if len(clauses.split_clauses(say)) == 1 and what_is_asked(say) == say and not clauses.is_question(say):
+            return example["scene"], say
 
 
 def prompt_ids(model, scene, say) -> list:

@@ -181,3 +181,14 @@ def test_no_gibberish_moves_the_robot_whatever_the_model_writes():
         if result.status is PlanStatus.OK:
             moved.append((say, result.plan))
     assert model.calls == len(utterances) and moved == []
+
+
+def test_no_gibberish_moves_the_robot_with_the_shipped_planner():
+    from wafer_reasoner.engine.planner_model import PlannerModel
+
+    model, scene, moved = PlannerModel(), room(), []
+    for say in gibberish(1200, seed=9):
+        result = answer(model, scene, say, SafetyLimits(), now_s=100.0)
+        if result.status is PlanStatus.OK:
+            moved.append((say, result.plan))
+    assert moved == []

@@ -136,7 +136,7 @@ def test_the_prompt_tags_every_mention_and_gives_one_answer_each(tokenizer):
     scene = room()
     prompt = build_prompt(scene, "give me the red cup then put the cup in the kitchen", tokenizer)
     text = " ".join(prompt.tokens)
-    assert "<say> give me the red @1 cup then put the @2 cup in the #1 <scene>" in text
+    assert "<say> give me the red @1 then put the @2 cup in the #1 <scene>" in text  # a found object: no label
     assert f"<scene> @1 <o0> @2 {AMBIGUOUS} #1 <p0> <hold> none <plan>" in text
     assert prompt.slot_ids == ("cup_1",) and prompt.place_names == ("kitchen",)
     assert tokens_to_plan(["navigate(", "place:", "<p0>", ")", EOS], prompt) == "navigate(place:kitchen)"

@@ -30,6 +30,7 @@ from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from wafer_reasoner import demo  # noqa: E402
 from wafer_reasoner.demo.processes import log_tail, reserve_domain_id, ros_env, start_node, stop_process  # noqa: E402
 from wafer_reasoner.planner.scene import parse_perception_json  # noqa: E402
+from wafer_reasoner.ros.conversions import command_id_of_gripper_msg, nanoseconds_from_stamp  # noqa: E402
 from wafer_reasoner.ros.qos import COMMAND_QOS, SENSOR_QOS  # noqa: E402
 from wafer_reasoner.sim.world import quaternion_from_yaw, yaw_from_quaternion  # noqa: E402
 
@@ -364,9 +365,13 @@ def test_bring_red_cup_goals_arm_gripper_and_handover_over_dds(domain, tmp_path)
         assert math.dist(targets[1][:2], (user.x, user.y)) == pytest.approx(0.3, abs=0.05)  # hand over short of them
         assert targets[1][2] == pytest.approx(1.0)
         assert [list(m.data) for _, m in probe.heard["gripper"]] == [[1.0], [0.0], [1.0]]  # open, close, open
-        statuses = [m.data for _, m in probe.heard["status"]]
+        statuses = [m.data.split() for _, m in probe.heard["status"]]
         # arm pick, close, arm handover, open succeed (the pick's first open may be preempted by its arm target)
-        assert statuses.count("succeeded") >= 4 and statuses[-1] == "succeeded", statuses
+        assert [words[0] for words in statuses].count("succeeded") >= 4 and statuses[-1][0] == "succeeded", statuses
+        # every reply echoes the id of the command it answers: the arm targets' stamps, the gripper labels
+        sent = {nanoseconds_from_stamp(m.header.stamp) for _, m in probe.heard["target_pose"]}
+        sent |= {command_id_of_gripper_msg(m) for _, m in probe.heard["gripper"]}
+        assert {int(words[1]) for words in statuses} <= sent and len(sent) == 5, (statuses, sent)
         assert probe.heard["goal_pose"][0][0] < probe.heard["target_pose"][0][0] < probe.heard["goal_pose"][1][0]
     finally:
         stack.close()

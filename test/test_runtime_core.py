@@ -33,6 +33,7 @@ from wafer_reasoner.runtime.core import (
     ReasonerCore,
 )
 from wafer_reasoner.runtime.emulation import emulator_for
+from wafer_reasoner.runtime.outbox import BUSY_REASON
 
 LIMITS = SafetyLimits()
 PLACES = (NamedPlace("kitchen", 4.0, 0.0),)
@@ -147,6 +148,12 @@ def test_a_stop_cancels_held_answers_which_are_recorded_but_never_run(emulator):
     assert not of(NavigationGoal, out) and core.next_release_s is None
 
 
+def replied(core, status: str, outputs, now_s: float) -> tuple:
+    """The manipulator's answer to the one arm or gripper command in ``outputs``, echoing its id."""
+    [command] = of(ArmTarget, outputs) + of(GripperCommand, outputs)
+    return core.on_reply(f"{status} {command.command_id}", now_s)
+
+
 def test_the_arm_waits_for_the_base_to_stand_still(emulator):
     core = core_with({"bring me the cup": FETCH}, emulator)
     ready(core)
@@ -154,8 +161,8 @@ def test_the_arm_waits_for_the_base_to_stand_still(emulator):
     moving = core.on_odom(RobotPose(0.9, 0.0, 0.0), (0.3, 0.0), 5.0)  # at the cup, still rolling
     assert not of(ArmTarget, moving) and not of(GripperCommand, moving)
     still = core.on_odom(RobotPose(0.9, 0.0, 0.0), (0.0, 0.0), 5.5)
-    assert of(GripperCommand, still) == [GripperCommand(open=True)] and not of(ArmTarget, still)
-    after_open = core.on_reply("succeeded", 6.5)
+    assert [g.open for g in of(GripperCommand, still)] == [True] and not of(ArmTarget, still)
+    after_open = replied(core, "succeeded", still, 6.5)
     assert len(of(ArmTarget, after_open)) == 1
 
 
@@ -163,20 +170,22 @@ def test_a_failed_grasp_stops_the_plan_and_says_why(emulator):
     core = core_with({"bring me the cup": FETCH}, emulator)
     ready(core)
     core.on_utterance("bring me the cup", 0.1)
-    core.on_odom(RobotPose(0.9, 0.0, 0.0), (0.0, 0.0), 5.0)
-    core.on_reply("succeeded", 6.0)  # the open
-    closing = core.on_reply("succeeded", 7.0)  # the arm reached the cup: close
-    assert of(GripperCommand, closing) == [GripperCommand(open=False)]
-    out = core.on_reply("failed", 8.0)
+    opening = core.on_odom(RobotPose(0.9, 0.0, 0.0), (0.0, 0.0), 5.0)
+    reaching = replied(core, "succeeded", opening, 6.0)  # the open
+    closing = replied(core, "succeeded", reaching, 7.0)  # the arm reached the cup: close
+    assert [g.open for g in of(GripperCommand, closing)] == [False]
+    out = replied(core, "failed", closing, 8.0)
     assert Say(GRASP_FAILED_REASON) in out and CancelGoals() in out
     failed = [r.event.kind for r in of(EventRecord, out)]
     assert PlanEventKind.PLAN_PREEMPTED in failed and core.executor.state.value == "preempted"
 
 
-def test_a_reply_to_nothing_is_reported(emulator):
+def test_a_reply_to_nothing_or_no_reply_at_all_is_reported_under_one_throttle_key(emulator):
     core = core_with({}, emulator)
-    [log] = of(Log, core.on_reply("succeeded", 1.0))
-    assert log.level == WARN and "answers no command" in log.text
+    [stray] = of(Log, core.on_reply("succeeded 42", 1.0))
+    [shouted] = of(Log, core.on_reply("SUCCEEDED", 1.1))
+    assert stray.level == WARN and "answers no command" in stray.text and "is not 'succeeded'" in shouted.text
+    assert stray.key == shouted.key != "" and core.counts["stray_replies"] == 2
 
 
 def test_status_says_what_is_missing(emulator):
@@ -185,6 +194,88 @@ def test_status_says_what_is_missing(emulator):
     ready(core, 10.0)
     assert core.status(10.5)["problems"] == [] and core.status(20.0)["problems"][0].startswith("perception is")
     assert math.isnan(core.last_latency_ms)
+
+
+# ---- hearing apart from planning: the queue, busy answers, stops ahead of queued plans ------------------------
+
+
+def hear_all(core, texts, now_s=1.0) -> list:
+    out = []
+    for text in texts:
+        out += core.hear(text, now_s)
+    return out
+
+
+def plan_next(core, now_s=1.0) -> tuple:
+    """What the node's worker does for the oldest queued utterance: plan it, hand the answer back."""
+    job = core.next_job(now_s)
+    return core.planned(job, core.plan(job), now_s)
+
+
+def test_hearing_queues_and_answers_come_back_one_record_each_in_order(emulator):
+    core = core_with({"go to the kitchen": "navigate(place:kitchen)", "turn": "rotate(90)"}, emulator)
+    ready(core)
+    assert hear_all(core, ["go to the kitchen", "turn"]) == [] and core.waiting == 2
+    assert core.model.calls == 0  # hearing never plans
+    first = plan_next(core)
+    assert [r.plan_id for r in of(PlanRecord, first)] == [1] and of(NavigationGoal, first)
+    assert core.next_job(1.0).plan_id == 2 and core.next_job(1.0) is None  # one job out at a time
+
+
+def test_a_full_queue_answers_busy_at_once_in_order_and_says_so_once_per_burst(emulator):
+    core = core_with({"go to the kitchen": "navigate(place:kitchen)"}, emulator, queue_depth=2)
+    ready(core)
+    out = hear_all(core, ["go to the kitchen"] * 5)
+    assert of(PlanRecord, out) == []  # busy answers wait for the earlier plan ids
+    released = []
+    for _ in range(2):
+        released += plan_next(core)
+    records = of(PlanRecord, released)
+    assert [r.plan_id for r in records] == [1, 2, 3, 4, 5]
+    assert [r.result.shed for r in records] == ["", "", "busy", "busy", "busy"]
+    assert all(r.result.status.value == "rejected" for r in records[2:])
+    assert [s.text for s in of(Say, released)] == [BUSY_REASON]  # once, not three times
+    assert core.counts["busy"] == 3 and core.counts["records"] == 5 and core.waiting == 0
+    later = hear_all(core, ["go to the kitchen"] * 3) + list(plan_next(core)) + list(plan_next(core))
+    assert [s.text for s in of(Say, later)] == [BUSY_REASON]  # a new burst says it again
+
+
+def test_a_stop_after_a_burst_acts_first_and_drops_what_was_queued_and_being_planned(emulator):
+    core = core_with({"go to the kitchen": "navigate(place:kitchen)"}, emulator, queue_depth=4)
+    ready(core)
+    hear_all(core, ["go to the kitchen"] * 6)
+    job = core.next_job(1.0)  # plan 1 is being planned when the stop comes
+    out = core.hear("stop", 1.01)
+    assert out[0] == VelocityCommand(0.0, 0.0)
+    records = of(PlanRecord, out)
+    assert [r.plan_id for r in records] == list(range(1, 8))  # every record goes out with the stop's
+    assert [r.result.shed for r in records] == ["stopped"] * 4 + ["busy", "busy", ""]
+    assert records[-1].result.plan == "stop()" and [s.text for s in of(Say, out)] == [BUSY_REASON]  # not "stopped"
+    late = core.planned(job, core.plan(job), 1.05)  # the answer being planned comes back: already recorded
+    assert of(PlanRecord, late) == [] and not of(NavigationGoal, late) and core.waiting == 0
+    assert core.counts["stopped"] == 4 and core.counts["records"] == 7
+
+
+def test_the_emergency_stop_zeroes_first_stops_the_plan_and_drops_every_waiting_utterance(emulator):
+    core = core_with({"go to the kitchen": "navigate(place:kitchen)"}, emulator)
+    ready(core)
+    core.on_utterance("go to the kitchen", 1.0)
+    hear_all(core, ["go to the kitchen"] * 3)
+    out = core.emergency_stop(2.0)
+    assert out[0] == VelocityCommand(0.0, 0.0) and CancelGoals() in out
+    assert [r.result.shed for r in of(PlanRecord, out)] == ["stopped"] * 3
+    assert core.executor.state.value == "preempted" and core.counts["emergency_stops"] == 1
+
+
+def test_a_planner_that_raises_still_answers_and_the_core_goes_on(emulator):
+    class Broken:
+        def generate(self, scene, utterance):
+            raise MemoryError("out of memory")
+
+    core = ReasonerCore(Broken(), emulator, LIMITS, Executor(LIMITS), places=PLACES)
+    ready(core)
+    [record] = of(PlanRecord, core.on_utterance("go to the kitchen", 1.0))
+    assert record.result.status.value == "rejected" and "MemoryError" in record.result.reasons[0]
 
 
 def test_the_reasoning_budget_is_charged_before_the_plan_and_paces_it(emulator):

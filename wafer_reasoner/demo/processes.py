@@ -136,6 +136,17 @@ def stop_process(process: subprocess.Popen, *, grace_s: float = 8.0) -> Optional
     return process.poll()
 
 
+def proc_status_kib(pid: int, key: str) -> int:
+    """A memory figure of a running process from /proc/<pid>/status (``VmRSS``, ``VmHWM``), KiB; -1 if unreadable."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(f"{key}:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return -1
+
+
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")

@@ -23,7 +23,7 @@ def read_yaml(path) -> dict:
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as error:
+    except (OSError, ValueError, yaml.YAMLError, RecursionError) as error:  # ValueError: bad UTF-8, huge ints
         raise EmulatorDataError(f"cannot read {path}: {error}") from None
     if not isinstance(data, dict):
         raise EmulatorDataError(f"{path}: expected a mapping at the top level")

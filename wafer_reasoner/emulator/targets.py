@@ -293,7 +293,7 @@ def planner_target(model_dir) -> TargetModel:
             "context_tokens": model["context_length"], "bytes_per_param": 4, "tied_embeddings": True,
             "source": str(path),
         }
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as error:
         raise EmulatorDataError(
             f"cannot read the planner's layout from {path}: {error!r}. The file is written by "
             f"`python -m wafer_reasoner.training.export` (make train)."

@@ -68,7 +68,11 @@ class EngineConfig:
         missing ones keep their defaults."""
         types = {"candidates": int, "temperature": float, "top_k": int, "seed": int, "wall_deadline_ms": float,
                  "constrained": bool, "forced_runs": bool, "prefix_cache": int, "draft_tokens": int, "export": str}
-        return cls(**{name: kind(params[prefix + name]) for name, kind in types.items() if prefix + name in params})
+        try:
+            values = {name: kind(params[prefix + name]) for name, kind in types.items() if prefix + name in params}
+        except (TypeError, OverflowError) as error:  # e.g. int(inf): only ValueError leaves here
+            raise ValueError(f"bad engine parameter: {error}") from None
+        return cls(**values)
 
 
 class Sampler:

@@ -14,7 +14,6 @@ mention or a said number out is continued (``understanding/coverage.py``).
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -28,7 +27,9 @@ from wafer_reasoner.engine.fast_engine import EngineConfig, FastEngine
 from wafer_reasoner.engine.grammar import grammar_for_query
 from wafer_reasoner.engine.prompt import FIXED_PART, Prompt, build_prompt, tokens_to_plan
 from wafer_reasoner.engine.tokenizer import EOS, Tokenizer
+from wafer_reasoner.planner.bounded_json import loads_bounded
 from wafer_reasoner.planner.language import PlanSyntaxError, parse_plan
+from wafer_reasoner.planner.scene import shown
 from wafer_reasoner.planner.syntax import MAX_STEPS, SEPARATOR
 from wafer_reasoner.understanding import clauses, coverage
 from wafer_reasoner.understanding.context import what_is_asked
@@ -84,11 +85,49 @@ def export_path(folder: Path, export: str) -> Path:
     return next(folder / name for name in EXPORT_FILES.values() if (folder / name).is_file())
 
 
-def _read_json(path: Path) -> dict:
+MAX_MODEL_JSON_BYTES = 4 * 1024 * 1024  # genai_config.json and tokenizer.json; the shipped ones are a few KB
+MAX_MODEL_JSON_DEPTH = 8
+MAX_MODEL_JSON_CONTAINERS = 256
+MAX_MODEL_DIMENSION = 1 << 20  # layers, heads, head size, vocabulary, context: beyond this the file is corrupt
+_DIMENSIONS = (("decoder", "num_hidden_layers"), ("decoder", "num_key_value_heads"), ("decoder", "head_size"),
+               ("model", "vocab_size"), ("model", "context_length"))
+
+
+def _read_json(path: Path):
+    """A model folder's JSON file, read within caps; ModelLoadError naming the file and the fix otherwise."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_MODEL_JSON_BYTES + 1)
+        return loads_bounded(raw, max_bytes=MAX_MODEL_JSON_BYTES, max_depth=MAX_MODEL_JSON_DEPTH,
+                             max_containers=MAX_MODEL_JSON_CONTAINERS, what=path.name)
     except (OSError, ValueError) as error:
         raise ModelLoadError(f"cannot read {path}: {error}. Reinstall the package or run `make train`.") from None
+
+
+def read_model_config(folder) -> tuple:
+    """(genai_config dict, Tokenizer) of a model folder, both checked: every dimension the engine uses is a
+    positive integer and the vocabulary sizes agree. Raises only ModelLoadError (the ONNX file is not read)."""
+    folder = Path(folder)
+    genai = _read_json(folder / "genai_config.json")
+    try:
+        sections = {"model": genai["model"], "decoder": genai["model"]["decoder"]}
+        for section, key in _DIMENSIONS:
+            value = sections[section][key]
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_MODEL_DIMENSION:
+                raise ValueError(f"'{key}' must be a whole number in 1..{MAX_MODEL_DIMENSION}, got {shown(value)}")
+    except (KeyError, TypeError, ValueError) as error:
+        raise ModelLoadError(f"bad {folder / 'genai_config.json'}: {type(error).__name__} {error}. Reinstall the "
+                             f"package or run `make train`.") from None
+    data = _read_json(folder / "tokenizer.json")
+    try:
+        if not isinstance(data, dict) or not isinstance(data.get("tokens"), list):
+            raise ValueError("expected an object with a 'tokens' list")
+        tokenizer = Tokenizer(data["tokens"], data.get("kind", ""))
+    except (TypeError, ValueError) as error:
+        raise ModelLoadError(f"bad tokenizer at {folder / 'tokenizer.json'}: {error}") from None
+    if len(tokenizer) != genai["model"]["vocab_size"]:
+        raise ModelLoadError(f"tokenizer.json and genai_config.json disagree on the vocabulary size in {folder}")
+    return genai, tokenizer
 
 
 class PlannerModel:
@@ -108,13 +147,9 @@ class PlannerModel:
                 f"planner model not found at {folder / MODEL_FILE}. Point the 'model_dir' parameter at a folder "
                 f"with {MODEL_FILE}, genai_config.json and tokenizer.json, or run `make train` to rebuild it."
             )
+        genai, self.tokenizer = read_model_config(folder)
         model_path = export_path(folder, engine_config.export if engine == FAST else "genai")
-        genai = _read_json(folder / "genai_config.json")
         config = genai["model"]
-        try:
-            self.tokenizer = Tokenizer.load(folder / "tokenizer.json")
-        except (OSError, ValueError, KeyError) as error:
-            raise ModelLoadError(f"bad tokenizer at {folder / 'tokenizer.json'}: {error}") from None
         decoder = config["decoder"]
         self.num_layers = int(decoder["num_hidden_layers"])
         self.num_heads = int(decoder["num_key_value_heads"])
@@ -132,8 +167,6 @@ class PlannerModel:
                 f"cannot load {model_path}: {error}. The file is corrupt or not a planner model; reinstall the "
                 f"package or run `make train`."
             ) from None
-        if len(self.tokenizer) != int(config["vocab_size"]):
-            raise ModelLoadError(f"tokenizer.json and genai_config.json disagree on the vocabulary size in {folder}")
         self.model_dir = folder
         self.past_names = [f"past_key_values.{i}.{kind}" for i in range(self.num_layers) for kind in ("key", "value")]
         self.engine = None

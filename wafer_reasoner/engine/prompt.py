@@ -2,12 +2,13 @@
 
 One sequence, decoder-only::
 
-    <bos> <say> bring me the red @1 cup from the #1 then put @2 it on the @3 table <scene>
+    <bos> <say> bring me the red @1 from the #1 then put @2 it on the @3 <scene>
           @1 <o0> @2 <o0> @3 <o1> #1 <p0> <hold> none <plan>
     navigate( obj: <o0> ) ; pick( obj: <o0> ) ; navigate( person: user ) ; handover( obj: <o0> , person: user ) <eos>
 
 - ``<say>``: the utterance as understanding annotated it (``understanding.mentions.hear``): object mentions tagged
-  ``@k`` (labels as the scene spells them, pronouns as said), place mentions replaced by ``#k``; words outside the
+  ``@k`` (pronouns as said; a label, as the scene spells it, only when the mention is ambiguous or missing: a
+  found object is its slot, whatever it is called), place mentions replaced by ``#k``; words outside the
   vocabulary spelled.
 - ``<scene>``: per object mention what understanding grounded it to (``understanding.grounding.ground``): an object
   slot ``<oK>``, ``<ambiguous>`` or ``<missing>``; per place mention a place slot ``<pK>``; then the held object.
@@ -65,12 +66,30 @@ class _Slots:
         return self.tokens[self.names.index(name)]
 
 
+def _said_for_model(heard: Heard, grounding) -> list:
+    """The annotated words, without the label words of a mention that grounded to one object: its slot is all the
+    plan needs, and a label ("watering can", "fridge") must not sway what the plan does. Labels of ambiguous
+    and missing mentions stay: a refusal names them."""
+    said, index, mention = [], 0, 0
+    while index < len(heard.said):
+        word = heard.said[index]
+        said.append(word)
+        index += 1
+        if word in MENTION_TAGS:
+            reference, meant = grounding.objects[mention]
+            mention += 1
+            if reference is not None and not isinstance(meant, str):
+                index += len(label_words(reference.label))
+    return said
+
+
 def build_prompt(scene: Scene, utterance: str, tokenizer: Tokenizer, antecedent: str = "") -> Prompt:
     """The prompt for (scene, utterance); ``antecedent``: the object "it" means when nothing in the utterance
     comes before it (the object the previous part of a command acted on)."""
     heard = hear(scene, utterance)
     grounding = ground(scene, heard, antecedent)
-    tokens = [*FIXED_PART, *[t for w in heard.said for t in tokenizer.word_tokens(w)], "<scene>"]
+    tokens = [*FIXED_PART, *[t for w in _said_for_model(heard, grounding) for t in tokenizer.word_tokens(w)],
+              "<scene>"]
     objects, places = _Slots(SLOT_TOKENS), _Slots(PLACE_SLOT_TOKENS)
     for tag, (_, meant) in zip(MENTION_TAGS, grounding.objects):
         tokens += [tag, AMBIGUOUS if meant == "ambiguous" else MISSING if meant == "missing" else objects(meant.id)]

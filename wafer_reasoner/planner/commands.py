@@ -7,6 +7,7 @@ get them through ``runtime/core.py``. Section 8 of docs/action_language.md says 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from enum import Enum
 
@@ -61,11 +62,13 @@ class ArmTarget:
     z: float
     purpose: ArmPurpose
     step_index: int
+    command_id: int = 0  # set by the motion gate when it sends the command; replies echo it (0: none yet)
 
 
 @dataclass(frozen=True)
 class GripperCommand:
     open: bool
+    command_id: int = 0  # as ArmTarget.command_id
 
 
 @dataclass(frozen=True)
@@ -73,9 +76,27 @@ class CancelGoals:
     """Cancel any navigation and arm goal in flight (sent before a plan ends early)."""
 
 
+MAX_SAY_CHARS = 300  # a TTS node reads this aloud: longer is cut
+_LONG_NUMBER = re.compile(r"[-+]?\d{13,}(?:\.\d*)?(?:[eE][-+]?\d+)?")
+
+
+def speakable(text) -> str:
+    """Text fit to be read aloud: printable characters, single spaces, no number longer than 12 digits (it is
+    spoken as "a very long number"), at most MAX_SAY_CHARS characters."""
+    text = text if isinstance(text, str) else str(text)
+    text = "".join(char if char.isprintable() else " " for char in text[: MAX_SAY_CHARS * 8])
+    text = _LONG_NUMBER.sub("a very long number", " ".join(text.split()))
+    return text if len(text) <= MAX_SAY_CHARS else text[: MAX_SAY_CHARS - 3].rstrip() + "..."
+
+
 @dataclass(frozen=True)
 class Say:
+    """Something to say on ``say``; the text is made speakable when the Say is made, wherever it comes from."""
+
     text: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", speakable(self.text))
 
 
 @dataclass(frozen=True)

@@ -13,16 +13,25 @@ Every parser here raises ``SceneError`` with a reason a person can act on; nothi
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field, replace
 
+from wafer_reasoner.planner.bounded_json import BoundedJsonError, loads_bounded
+
 MAX_SCENE_JSON_BYTES = 256 * 1024
 MAX_OBJECTS = 64
 MAX_PEOPLE = 16
+# checked before decoding: the root, its lists, their records, and two more levels for a detector's extra fields
+MAX_SCENE_JSON_DEPTH = 5
+MAX_SCENE_JSON_CONTAINERS = 4 * (MAX_OBJECTS + MAX_PEOPLE) + 16
+MAX_COORDINATE_M = 1.0e6  # |x|, |y|, |z| and yaw of anything in a scene; farther is a broken detector
+MAX_STAMP_S = 2.0**31 - 1  # builtin_interfaces/Time.sec is an int32; stamps are 0 .. this
 _ID_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
 _WORD_RE = re.compile(r"^[a-z0-9_]{1,40}$")
+# a tf2 frame id: name segments of letters, digits and '_', joined by '/' (no leading '/', no '..'), 1-64 chars
+_FRAME_RE = re.compile(r"^[A-Za-z0-9_]+(?:/[A-Za-z0-9_]+)*$")
+MAX_FRAME_ID_CHARS = 64
 
 
 class SceneError(ValueError):
@@ -93,21 +102,41 @@ def normalise_word(text) -> str:
     return word
 
 
-def _finite(record: dict, key: str, where: str, default=None) -> float:
+def shown(value, limit: int = 40) -> str:
+    """A value as an error message quotes it: its repr, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
+
+
+def _finite(record: dict, key: str, where: str, default=None, *, low=-MAX_COORDINATE_M,
+            high=MAX_COORDINATE_M) -> float:
     value = record.get(key, default)
     if value is None:
         raise SceneError(f"{where}: missing '{key}'")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise SceneError(f"{where}: '{key}' must be a number, got {value!r}")
-    if not math.isfinite(value):
+        raise SceneError(f"{where}: '{key}' must be a number, got {shown(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
         raise SceneError(f"{where}: '{key}' is {value} (must be finite)")
+    if not low <= value <= high:  # compared before float(): an int beyond the float range never converts
+        raise SceneError(f"{where}: '{key}' must lie in [{low:g}, {high:g}], got {shown(value, 24)}")
     return float(value)
+
+
+def frame_id_problem(frame_id) -> str:
+    """Why ``frame_id`` cannot be the frame of published poses, or "" when it can."""
+    if not isinstance(frame_id, str):
+        return f"'frame_id' must be text, got {type(frame_id).__name__}"
+    if len(frame_id) > MAX_FRAME_ID_CHARS or not _FRAME_RE.match(frame_id):
+        return (f"'frame_id' must be 1-{MAX_FRAME_ID_CHARS} characters of letters, digits and '_' in segments "
+                f"joined by '/', got {shown(frame_id)}")
+    return ""
 
 
 def _ident(record: dict, key: str, where: str) -> str:
     value = record.get(key)
     if not isinstance(value, str) or not _ID_RE.match(value):
-        raise SceneError(f"{where}: '{key}' must be 1-64 characters of letters, digits, '_', '.', '-', got {value!r}")
+        raise SceneError(f"{where}: '{key}' must be 1-64 characters of letters, digits, '_', '.', '-', "
+                         f"got {shown(value)}")
     return value
 
 
@@ -117,7 +146,7 @@ def _word(record: dict, key: str, where: str, *, required: bool) -> str:
         raise SceneError(f"{where}: missing '{key}'")
     word = normalise_word(value)
     if (required or word) and not _WORD_RE.match(word):
-        raise SceneError(f"{where}: '{key}' must be 1-40 letters/digits/spaces, got {value!r}")
+        raise SceneError(f"{where}: '{key}' must be 1-40 letters/digits/spaces, got {shown(value)}")
     return word
 
 
@@ -187,15 +216,18 @@ def scene_from_dict(data: dict, *, places=None) -> Scene:
     robot = RobotPose(*(_finite(robot_data, key, "robot", 0.0) for key in ("x", "y", "yaw")))
     holding = data.get("holding") or ""
     if holding and (not isinstance(holding, str) or not any(o.id == holding for o in objects)):
-        raise SceneError(f"'holding' names {holding!r}, which is not an object in the scene")
+        raise SceneError(f"'holding' names {shown(holding)}, which is not an object in the scene")
+    frame_id = data.get("frame_id", "map")
+    if frame_id_problem(frame_id):
+        raise SceneError(frame_id_problem(frame_id))
     return Scene(
         objects=objects,
         people=people,
         places=_unique(places, "name", "place"),
         robot=robot,
         holding=holding,
-        stamp_s=_finite(data, "stamp", "scene", 0.0),
-        frame_id=str(data.get("frame_id", "map")),
+        stamp_s=_finite(data, "stamp", "scene", 0.0, low=0.0, high=MAX_STAMP_S),
+        frame_id=frame_id,
     )
 
 
@@ -203,13 +235,12 @@ def parse_perception_json(text: str, *, places=(), robot: RobotPose = RobotPose(
     """Parse a ``perception/objects`` message body into a Scene (places and pose come from elsewhere)."""
     if not isinstance(text, str):
         raise SceneError("perception message must be text")
-    if len(text.encode("utf-8", errors="replace")) > MAX_SCENE_JSON_BYTES:
-        raise SceneError(f"perception message is over {MAX_SCENE_JSON_BYTES} bytes")
     try:
         # NaN/Infinity literals are parsed and then rejected by _finite with a clear reason
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise SceneError(f"perception message is not JSON: {error}") from None
+        data = loads_bounded(text, max_bytes=MAX_SCENE_JSON_BYTES, max_depth=MAX_SCENE_JSON_DEPTH,
+                             max_containers=MAX_SCENE_JSON_CONTAINERS, what="perception message")
+    except BoundedJsonError as error:
+        raise SceneError(str(error)) from None
     if not isinstance(data, dict):
         raise SceneError("perception message must be a JSON object")
     if "stamp" not in data:

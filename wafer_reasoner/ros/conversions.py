@@ -24,12 +24,13 @@ from geometry_msgs.msg import PoseStamped, Twist
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 
 from wafer_reasoner.planner.commands import ArmTarget, GripperCommand, NavigationGoal, PlanEvent, VelocityCommand
-from wafer_reasoner.planner.scene import RobotPose
+from wafer_reasoner.planner.scene import MAX_COORDINATE_M, RobotPose
 from wafer_reasoner.runtime.query import PlanResult
 
 GRIPPER_OPEN_POSITION = 1.0  # gripper/commands data for "open / release" (sim_world: data[0] >= 0.5 opens)
 GRIPPER_CLOSED_POSITION = 0.0  # gripper/commands data for "close / grasp"
 GRIPPER_JOINT_LABEL = "gripper"
+COMMAND_ID_MARK = "#"  # gripper/commands: layout.dim[0].label is "gripper#<command id>"
 
 PLAN_MESSAGE_TYPE = "plan"  # reasoner/plan "type" of a PlanResult message
 EVENT_MESSAGE_TYPE = "event"  # reasoner/plan "type" of an executor progress message
@@ -47,10 +48,22 @@ def seconds_from_nanoseconds(nanoseconds: int) -> float:
     return nanoseconds * 1e-9
 
 
+MAX_STAMP_NS = (2**31 - 1) * 1_000_000_000  # builtin_interfaces/Time.sec is an int32
+
+
 def stamp_from_seconds(stamp_s: float):
-    """builtin_interfaces/Time for ``stamp_s`` seconds (clamped at 0: a stamp cannot be negative)."""
-    nanoseconds = max(0, int(round(stamp_s * 1e9))) if math.isfinite(stamp_s) else 0
+    """builtin_interfaces/Time for ``stamp_s`` seconds (clamped to 0 .. the int32 seconds a Time can hold)."""
+    nanoseconds = int(round(stamp_s * 1e9)) if math.isfinite(stamp_s) and abs(stamp_s) < 1e12 else 0
+    return stamp_from_nanoseconds(nanoseconds)
+
+
+def stamp_from_nanoseconds(nanoseconds: int):
+    nanoseconds = min(max(0, int(nanoseconds)), MAX_STAMP_NS)
     return Time(sec=nanoseconds // 1_000_000_000, nanosec=nanoseconds % 1_000_000_000)
+
+
+def nanoseconds_from_stamp(stamp) -> int:
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
 
 
 # ---- poses ---------------------------------------------------------------------------------------------------
@@ -71,25 +84,30 @@ def quaternion_from_yaw(yaw: float) -> tuple:
 
 
 def pose_from_odometry(msg) -> RobotPose | None:
-    """nav_msgs/Odometry -> RobotPose(x, y, yaw); None when any value used is not finite.
+    """nav_msgs/Odometry -> RobotPose(x, y, yaw); None when any value used is not finite, or the position is
+    farther than MAX_COORDINATE_M from the origin (the same bound as every scene coordinate).
 
     The odom frame is taken as the scene frame (true for sim_world and for a robot localised in ``map`` by
     odometry alone); a robot with a map->odom correction should remap ``odom`` to a map-frame pose source.
     """
     p, q = msg.pose.pose.position, msg.pose.pose.orientation
-    if not _finite(p.x, p.y, q.x, q.y, q.z, q.w):
+    if not _finite(p.x, p.y, q.x, q.y, q.z, q.w) or max(abs(p.x), abs(p.y)) > MAX_COORDINATE_M:
         return None
-    if q.x == 0.0 and q.y == 0.0 and q.z == 0.0 and q.w == 0.0:
+    scale = max(abs(q.x), abs(q.y), abs(q.z), abs(q.w))
+    if scale == 0.0:
         return None  # an all-zero quaternion is "no orientation", not yaw 0
-    return RobotPose(float(p.x), float(p.y), yaw_from_quaternion(q.x, q.y, q.z, q.w))
+    # scaled first: the yaw does not depend on the norm, and products of huge components would overflow
+    yaw = yaw_from_quaternion(q.x / scale, q.y / scale, q.z / scale, q.w / scale)
+    return RobotPose(float(p.x), float(p.y), yaw) if math.isfinite(yaw) else None
 
 
 def base_velocity_from_odometry(msg) -> tuple | None:
     """nav_msgs/Odometry -> (planar speed m/s, turn rate rad/s) of the base; None when not finite."""
     linear, angular = msg.twist.twist.linear, msg.twist.twist.angular
-    if not _finite(linear.x, linear.y, angular.z):
+    speed = math.hypot(linear.x, linear.y) if _finite(linear.x, linear.y) else math.inf
+    if not _finite(speed, angular.z):
         return None
-    return (math.hypot(linear.x, linear.y), float(angular.z))
+    return (speed, float(angular.z))
 
 
 def pose_stamped(x: float, y: float, yaw: float, *, frame_id: str, stamp_s: float, z: float = 0.0):
@@ -113,6 +131,9 @@ def navigation_goal_to_pose(goal: NavigationGoal, *, frame_id: str, stamp_s: flo
 def arm_target_to_pose(target: ArmTarget, *, robot: RobotPose, frame_id: str, stamp_s: float):
     """ArmTarget -> manipulator/target_pose: the point, oriented along the approach from the robot base.
 
+    ``header.stamp`` is the command id (the command's time in nanoseconds, runtime/gate.py) when it has one;
+    the manipulator echoes it as ``succeeded <sec * 10**9 + nanosec>``.
+
     The orientation is yaw-only (the heading from the base to the point, or the robot's yaw when the point is
     straight above the base); arm controllers that need a full grasp orientation compute it themselves.
     """
@@ -120,7 +141,10 @@ def arm_target_to_pose(target: ArmTarget, *, robot: RobotPose, frame_id: str, st
     yaw = math.atan2(dy, dx) if _finite(dx, dy) and (dx or dy) else robot.yaw
     if not math.isfinite(yaw):
         yaw = 0.0
-    return pose_stamped(target.x, target.y, yaw, z=target.z, frame_id=frame_id, stamp_s=stamp_s)
+    msg = pose_stamped(target.x, target.y, yaw, z=target.z, frame_id=frame_id, stamp_s=stamp_s)
+    if msg is not None and target.command_id:
+        msg.header.stamp = stamp_from_nanoseconds(target.command_id)
+    return msg
 
 
 # ---- velocity and gripper ------------------------------------------------------------------------------------
@@ -143,11 +167,27 @@ def zero_twist():
 
 
 def gripper_command_to_msg(command: GripperCommand):
-    """GripperCommand -> gripper/commands Float64MultiArray: ``[1.0]`` open, ``[0.0]`` close."""
+    """GripperCommand -> gripper/commands Float64MultiArray: ``[1.0]`` open, ``[0.0]`` close. The command id
+    rides in the label of the one dimension, ``gripper#<id>`` (ros2_control's forward command controller reads
+    only ``data``)."""
     msg = Float64MultiArray()
-    msg.layout.dim = [MultiArrayDimension(label=GRIPPER_JOINT_LABEL, size=1, stride=1)]
+    label = f"{GRIPPER_JOINT_LABEL}{COMMAND_ID_MARK}{command.command_id}" if command.command_id else GRIPPER_JOINT_LABEL
+    msg.layout.dim = [MultiArrayDimension(label=label, size=1, stride=1)]
     msg.data = [GRIPPER_OPEN_POSITION if command.open else GRIPPER_CLOSED_POSITION]
     return msg
+
+
+def command_id_of_target_pose(msg) -> int | None:
+    """The command id a manipulator echoes for a target pose: its stamp in nanoseconds (None: no stamp)."""
+    return nanoseconds_from_stamp(msg.header.stamp) or None
+
+
+def command_id_of_gripper_msg(msg) -> int | None:
+    """The command id of a gripper/commands message (``gripper#<id>`` label), or None when it carries none."""
+    if not msg.layout.dim:
+        return None
+    _, mark, digits = msg.layout.dim[0].label.partition(COMMAND_ID_MARK)
+    return int(digits) if mark and digits.isascii() and digits.isdigit() and len(digits) <= 19 else None
 
 
 # ---- reasoner/plan stream ------------------------------------------------------------------------------------

@@ -8,7 +8,10 @@ Topics (relative names, so they remap onto ros_gz_bridge's; QoS from wafer_reaso
               gripper/commands         std_msgs/Float64MultiArray    [0.0] close (grasp), [1.0] open
   publishes   odom                     nav_msgs/Odometry             odom -> base_link (map == odom here)
               perception/objects       std_msgs/String               JSON scene (planner/scene.py schema)
-              manipulator/status       std_msgs/String               'succeeded' / 'failed', one per command
+              manipulator/status       std_msgs/String               'succeeded <id>' / 'failed <id>', one per
+                                                                     command; the id is the command's (target
+                                                                     pose: stamp in ns; gripper: 'gripper#<id>'
+                                                                     label), left out when it has none
               /clock                   rosgraph_msgs/Clock           only with publish_clock:=true
 
 With ``publish_clock`` the node owns simulated time: a steady-clock timer advances it by real time times
@@ -32,12 +35,16 @@ from rclpy.time import Time
 from rosgraph_msgs.msg import Clock as ClockMsg
 from std_msgs.msg import Float64MultiArray, String
 
+from wafer_reasoner.ros.conversions import command_id_of_gripper_msg, command_id_of_target_pose
 from wafer_reasoner.ros.node_main import run_node
 from wafer_reasoner.ros.params import Param, declare_parameters
 from wafer_reasoner.ros.qos import CLOCK_QOS, COMMAND_QOS, SENSOR_QOS, VELOCITY_SUB_QOS
+from wafer_reasoner.runtime.gate import format_reply
 from wafer_reasoner.runtime.resources import ResourceError, scenario_file
 from wafer_reasoner.sim.scenario import ScenarioError, load_scenario
 from wafer_reasoner.sim.world import (
+    ManipulationStatus,
+    ReplyOwners,
     World,
     WorldConfig,
     gripper_command_from_data,
@@ -90,6 +97,7 @@ class SimWorldNode(Node):
         param = self._param
         config = WorldConfig(**{name: param(name) for name in WORLD_PARAMETERS})
         self._world = self._load_world(config, param("scenario"))
+        self._reply_owners = ReplyOwners()  # which command id each reply answers
         self._odom_frame, self._base_frame = param("odom_frame_id"), param("base_frame_id")
         self._owns_clock = param("publish_clock")
         self._real_time_factor = param("real_time_factor")
@@ -175,24 +183,31 @@ class SimWorldNode(Node):
             problem = "non-finite position"
         elif not self._world.within_reach(p.x, p.y):
             problem = f"({p.x:.2f}, {p.y:.2f}) is out of reach"
+        command_id = command_id_of_target_pose(msg)
         if problem:
             self.get_logger().warning(f"manipulator/target_pose failed: {problem}")
-            self._publish_statuses(self._world.reject_command())
+            self._command(self._world.reject_command, command_id)
             return
-        self._publish_statuses(self._world.command_arm(p.x, p.y, p.z))
+        self._command(lambda: self._world.command_arm(p.x, p.y, p.z), command_id)
 
     def _on_gripper(self, msg: Float64MultiArray) -> None:
+        command_id = command_id_of_gripper_msg(msg)
         try:
             command = gripper_command_from_data(msg.data)
         except ValueError as error:
             self.get_logger().warning(f"gripper/commands failed: {error}")
-            self._publish_statuses(self._world.reject_command())
+            self._command(self._world.reject_command, command_id)
             return
-        self._publish_statuses(self._world.command_gripper(command))
+        self._command(lambda: self._world.command_gripper(command), command_id)
+
+    def _command(self, call, command_id) -> None:
+        """Run one arm/gripper command on the world; publish the replies due now, each with its command's id."""
+        busy = self._world.manipulation_busy
+        self._publish_statuses(self._reply_owners.command(self._world, call(), command_id, busy))
 
     def _publish_statuses(self, replies) -> None:
-        for reply in replies:
-            self._status_pub.publish(String(data=reply.value))
+        for status, command_id in replies:
+            self._status_pub.publish(String(data=format_reply(status is ManipulationStatus.SUCCEEDED, command_id)))
 
     # ---- time --------------------------------------------------------------------------------------------
 
@@ -214,7 +229,7 @@ class SimWorldNode(Node):
 
     def _advance(self, dt: float, stamp_s) -> None:
         """Step the world; publish what is due. ``stamp_s`` None: the world's own time is the stamp."""
-        self._publish_statuses(self._world.step(dt))
+        self._publish_statuses(self._reply_owners.stepped(self._world, self._world.step(dt)))
         if stamp_s is None:
             stamp_s = self._world.time_s
             self._clock_pub.publish(ClockMsg(clock=_time_msg(stamp_s)))

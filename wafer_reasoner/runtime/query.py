@@ -50,6 +50,7 @@ class PlanResult:
     prompt_tokens: int = 0  # prompt tokens the model read; 0 when it was not called
     emulated: MappingProxyType | None = None  # the emulated pair (target, hardware, ...) when one is charged
     pacing: MappingProxyType | None = None  # how publication was paced (mode, behind_ms, ...) when it was
+    shed: str = ""  # "busy" or "stopped" when the utterance was never planned (runtime/outbox.py says why)
 
     def with_emulation(self, emulated_ms: float, details: dict) -> PlanResult:
         """A copy charged ``emulated_ms`` (timings_ms.emulated_ms) with the emulated pair's ``details``."""
@@ -76,7 +77,7 @@ class PlanResult:
             name: {key: _json_value(value) for key, value in extra.items()}
             for name, extra in (("emulated", self.emulated), ("pacing", self.pacing))
             if extra is not None
-        }
+        } | ({"shed": self.shed} if self.shed else {})
 
 
 def answer(
@@ -89,7 +90,7 @@ def answer(
     started = clock()
     problem = utterance_problem(utterance)
     if problem:
-        return _result(_loggable(utterance), (), PlanStatus.REJECTED, (problem,), started, clock)
+        return _result(loggable(utterance), (), PlanStatus.REJECTED, (problem,), started, clock)
     text = " ".join(utterance.split())
     if is_stop_command(text):
         # never wait for the model to stop: the node also stops the executor at once
@@ -163,7 +164,7 @@ def _result(
     )
 
 
-def _loggable(utterance) -> str:
+def loggable(utterance) -> str:
     """What a rejected utterance is logged as: text only, capped, control characters shown escaped."""
     if not isinstance(utterance, str):
         return ""

@@ -27,6 +27,7 @@ from wafer_reasoner.planner.commands import (
 )
 from wafer_reasoner.planner.executor import Executor
 from wafer_reasoner.runtime.core import EMULATED, EventRecord, PlanRecord, ReasonerCore
+from wafer_reasoner.runtime.gate import format_reply
 from wafer_reasoner.runtime.query import PlanResult
 from wafer_reasoner.sim import world as sim
 
@@ -60,6 +61,7 @@ class Lockstep:
     said: list = field(default_factory=list)  # (time_s, text) the robot said
     core: ReasonerCore = None
     _next_scene_s: float = -math.inf
+    _owners: sim.ReplyOwners = field(default_factory=sim.ReplyOwners)  # replies echo the command ids
 
     def __post_init__(self):
         if self.executor is None:
@@ -93,7 +95,7 @@ class Lockstep:
             due_s = self.core.next_release_s
             if due_s is not None:  # land exactly on the next release, so a reaction is not rounded to a step
                 dt = min(dt, max(due_s - self.now_s, 1e-6))
-            replies = self.world.step(dt)
+            replies = self._owners.stepped(self.world, self.world.step(dt))
             now_s = self.now_s
             self._replies(replies)
             if now_s >= self._next_scene_s:
@@ -122,14 +124,19 @@ class Lockstep:
             elif isinstance(item, CancelGoals):
                 self.world.stop()
             elif isinstance(item, ArmTarget):
-                self._replies(self.world.command_arm(item.x, item.y, item.z))
+                busy = self.world.manipulation_busy
+                replies = self.world.command_arm(item.x, item.y, item.z)
+                self._replies(self._owners.command(self.world, replies, item.command_id, busy))
             elif isinstance(item, GripperCommand):
-                self._replies(self.world.command_gripper(sim.GripperCommand.OPEN if item.open
-                                                         else sim.GripperCommand.CLOSE))
+                busy = self.world.manipulation_busy
+                replies = self.world.command_gripper(sim.GripperCommand.OPEN if item.open else sim.GripperCommand.CLOSE)
+                self._replies(self._owners.command(self.world, replies, item.command_id, busy))
 
     def _replies(self, replies) -> None:
-        for reply in replies:
-            self._apply(self.core.on_reply(reply.value, self.now_s))
+        """(status, command_id) pairs, answered as a controller would: the status and the id."""
+        for status, command_id in replies:
+            text = format_reply(status is sim.ManipulationStatus.SUCCEEDED, command_id or None)
+            self._apply(self.core.on_reply(text, self.now_s))
 
 
 def path_length_m(trace, start_s: float, end_s: float) -> float:

@@ -200,15 +200,27 @@ def scenario_from_dict(data, *, name: str = "scenario", places=None) -> Scenario
 
 
 def _read_yaml(path: str, what: str):
+    """The file's YAML; read at most MAX_SCENARIO_BYTES + 1 (a device or a pipe has no size to check first)."""
     try:
-        if os.path.getsize(path) > MAX_SCENARIO_BYTES:
-            raise ScenarioError(f"{what} {path} is over {MAX_SCENARIO_BYTES} bytes")
-        with open(path, encoding="utf-8") as handle:
-            return yaml.safe_load(handle)
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_SCENARIO_BYTES + 1)
     except OSError as error:
         raise ScenarioError(f"cannot read {what} {path}: {error.strerror or error}") from None
+    if len(raw) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(f"{what} {path} is over {MAX_SCENARIO_BYTES} bytes")
+    return parse_yaml_text(raw.decode("utf-8", errors="replace"), f"{what} {path}")
+
+
+def parse_yaml_text(text: str, what: str):
+    """yaml.safe_load that raises only ScenarioError (PyYAML recurses once per nesting level)."""
+    try:
+        return yaml.safe_load(text)
     except yaml.YAMLError as error:
-        raise ScenarioError(f"{what} {path} is not valid YAML: {error}") from None
+        raise ScenarioError(f"{what} is not valid YAML: {error}") from None
+    except RecursionError:
+        raise ScenarioError(f"{what} nests too deep") from None
+    except ValueError as error:  # e.g. an integer of more than 4300 digits
+        raise ScenarioError(f"{what} has a value that cannot be read: {str(error)[:120]}") from None
 
 
 def load_scenario(path: str, *, places=None) -> Scenario:

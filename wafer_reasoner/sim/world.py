@@ -375,6 +375,32 @@ class World:
         return 0.0, self._turn_rate(error, h)
 
 
+class ReplyOwners:
+    """Which command each manipulation reply of a World answers, so the replies can echo command ids.
+
+    The world works on one command at a time: a new command's replies are the preempted command's ``failed``
+    (if one was in progress), then its own immediate result, if any; replies from ``step`` answer the command
+    in progress. Ids are the caller's (None: the command carried none).
+    """
+
+    def __init__(self) -> None:
+        self._in_progress = None  # (command_id,) of the command the world works on
+
+    def command(self, world: World, replies: list, command_id, busy_before: bool) -> list:
+        """(status, command_id) pairs of ``replies``, returned by a command call made when the world was
+        ``busy_before``."""
+        owners = ([self._in_progress[0]] if busy_before and self._in_progress else []) + [command_id]
+        self._in_progress = (command_id,) if world.manipulation_busy else None
+        return list(zip(replies, owners))
+
+    def stepped(self, world: World, replies: list) -> list:
+        """(status, command_id) pairs of the replies ``world.step`` returned."""
+        owner = self._in_progress[0] if self._in_progress else None
+        if not world.manipulation_busy:
+            self._in_progress = None
+        return [(reply, owner) for reply in replies]
+
+
 def world_from_scene(scene: Scene, config: WorldConfig = WorldConfig(), *, fixed_ids=()) -> World:
     """A world holding the scene's objects, people, robot pose and gripper content."""
     return World(

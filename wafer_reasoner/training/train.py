@@ -147,6 +147,27 @@ def exact_match(model, tokenizer, examples, batch_size=64) -> float:
 
 
 @torch.no_grad()
+def warm_start(model: Planner, checkpoint: Path, tokenizer) -> int:
+    """Load a checkpoint (``OUT/planner.pt``) into ``model``: every weight as saved, and the token embeddings
+    row by row for the tokens both vocabularies have (the checkpoint's ``tokenizer.json`` beside it); a token the
+    checkpoint lacks keeps its fresh initialisation. Returns how many token rows were kept."""
+    saved = torch.load(checkpoint, map_location="cpu")
+    mismatched = {k: v for k, v in saved["config"].items() if k != "vocab_size" and v != getattr(model.config, k)}
+    if mismatched:
+        raise SystemExit(f"{checkpoint} differs from the recipe in {mismatched}")
+    state = dict(saved["state"])
+    old_tokens = json.loads((checkpoint.parent / "tokenizer.json").read_text(encoding="utf-8"))["tokens"]
+    old_index = {token: row for row, token in enumerate(old_tokens)}
+    embeddings = model.tok.weight.detach().clone()  # [V, C] fresh
+    shared = [(row, old_index[token]) for row, token in enumerate(tokenizer.tokens) if token in old_index]
+    for row, old_row in shared:
+        embeddings[row] = state["tok.weight"][old_row]
+    state["tok.weight"] = embeddings
+    model.load_state_dict(state)
+    return len(shared)
+
+
+@torch.no_grad()
 def init_word_embeddings(model: Planner, tokenizer) -> int:
     """Start every word token's embedding from all-MiniLM-L6-v2's vector of the word (training/minilm.py),
     projected onto the model width by PCA over the vocabulary's words and scaled to the default init (std 0.02):
@@ -172,6 +193,13 @@ def learning_rate(step: int, total: int, peak: float, warmup: int = 200) -> floa
     return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
+def save_checkpoint(model: Planner, tokenizer, out: Path) -> None:
+    """``OUT/planner.pt`` and the ``tokenizer.json`` that ``--resume`` reads beside it."""
+    checkpoint = {"config": model.config.to_dict(), "state": model.state_dict(), "kind": tokenizer.kind}
+    torch.save(checkpoint, out / "planner.pt")  # for --resume; not shipped (package data is *.onnx, *.json)
+    tokenizer.save(out / "tokenizer.json")
+
+
 def train(args) -> dict:
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
@@ -186,11 +214,8 @@ def train(args) -> dict:
         initialised = init_word_embeddings(model, tokenizer)
         print(f"{initialised} word embeddings initialised from all-MiniLM-L6-v2", flush=True)
     if args.resume:
-        saved = torch.load(args.resume, map_location="cpu")
-        if saved["config"] != config.to_dict():
-            raise SystemExit(f"{args.resume} has config {saved['config']}, not {config.to_dict()}")
-        model.load_state_dict(saved["state"])
-        print(f"resumed from {args.resume}", flush=True)
+        kept = warm_start(model, Path(args.resume), tokenizer)
+        print(f"resumed from {args.resume} ({kept} of {len(tokenizer)} token embeddings kept)", flush=True)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01, betas=(0.9, 0.98))
     train_eval, heldout_eval = evaluation_sets(args.seed, args.eval_size)
     log = {"config": config.to_dict(), "parameters": model.num_parameters(), "seed": args.seed,
@@ -225,6 +250,7 @@ def train(args) -> dict:
             }
             log["curve"].append(point)
             print(json.dumps(point), flush=True)
+            save_checkpoint(model, tokenizer, Path(args.out))  # a run stopped later resumes from here
     log["steps"] = step
     log["train_minutes"] = round((time.monotonic() - started) / 60, 2)
     log["final_train_exact"] = exact_match(model, tokenizer, train_eval)
@@ -251,7 +277,8 @@ def main(argv=None) -> int:
     parser.add_argument("--eval-every", type=int)
     parser.add_argument("--eval-size", type=int, default=400)
     parser.add_argument("--no-export", action="store_true", help="train and report only")
-    parser.add_argument("--resume", default=None, help="start from this checkpoint (OUT/planner.pt), not scratch")
+    parser.add_argument("--resume", default=None, help="start from this checkpoint (OUT/planner.pt), not scratch; "
+                        "token embeddings carry over by token, so the vocabulary may have changed")
     parser.add_argument("--warmup", type=int, help="learning-rate warm-up steps")
     parser.add_argument("--init-embeddings", choices=("random", "minilm"), default="random",
                         help="word embeddings from scratch, or from all-MiniLM-L6-v2 (the item-4 experiment)")
@@ -262,9 +289,7 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)  # before training, so a bad path fails fast
     result = train(args)
-    checkpoint = {"config": result["model"].config.to_dict(), "state": result["model"].state_dict(),
-                  "kind": result["tokenizer"].kind}
-    torch.save(checkpoint, out / "planner.pt")  # for --resume; not shipped (package data is *.onnx, *.json)
+    save_checkpoint(result["model"], result["tokenizer"], out)
     (out / "training_log.json").write_text(json.dumps(result["log"], indent=1))
     if not args.no_export:
         from wafer_reasoner.training.export import export_model

@@ -30,6 +30,7 @@ _REQUESTS = re.compile(r"^(?:i need|i want|i'd like|i would like|i'd love|(?:can
                        r"i'm going to need|we need)\b")
 _SUBJECTS = frozenset({"i", "i'm", "i've", "i'll", "i'd", "it's", "that's", "there's", "we", "we're", "we've",
                        "they", "they're", "he", "she", "he's", "she's"})
+_POINTERS = frozenset({"it", "that", "this", "them", "those", "these", "one"})
 _VERBS = (COMMAND_VERBS | OTHER_VERBS | {"weight"}) - POLITENESS - {"is", "are", "was", "were", "be", "have", "has",
                                                                     "had", "do", "does", "did"}  # "weight": wait
 
@@ -44,6 +45,14 @@ def asks(sentence: str) -> bool:
     rest = _opening(sentence)
     words = _WORDS.findall(rest)
     return bool(words) and (words[0] in _VERBS or bool(_REQUESTS.match(rest)) or is_question(sentence))
+
+
+def _names_what_follows(sentences: list, index: int) -> bool:
+    """A short sentence that only names a thing the next one points at: "The wrench. Bring it to me."."""
+    words = _WORDS.findall(_opening(sentences[index]))
+    following = _WORDS.findall(sentences[index + 1].lower()) if index + 1 < len(sentences) else []
+    return 0 < len(words) <= 4 and words[0] not in _SUBJECTS and words[0] not in _VERBS and \
+        not POLITENESS.issuperset(words) and bool(_POINTERS.intersection(following))
 
 
 def _aside(chunk: str) -> bool:
@@ -64,7 +73,7 @@ def what_is_asked(utterance: str) -> str:
     paused = _ELLIPSIS.sub(",", utterance.strip())  # "um... the desk": a pause, not a sentence's end
     paused = _TITLES.sub(lambda match: match.group(0)[:-1], paused)  # "Dr. Okafor": one sentence
     sentences = [s for s in _SENTENCES.split(paused) if s.strip()]
-    asking = [_without_asides(s) for s in sentences if asks(s)]
+    asking = [_without_asides(s) for k, s in enumerate(sentences) if asks(s) or _names_what_follows(sentences, k)]
     if not asking or asking == sentences:
         return utterance
     return " ".join(part.strip() for part in asking)

@@ -1,0 +1,102 @@
+"""reasoner_node's parameters: typed, described, ranged (ros/params.py). config/reasoner.yaml mirrors the table
+exactly and the README's Parameters section documents it (test_reasoner_node.py checks the mirror)."""
+
+from wafer_reasoner.emulator.pacing import OFF
+from wafer_reasoner.ros.params import Param
+from wafer_reasoner.runtime.core import DEFAULT_QUEUE_DEPTH
+
+# Every parameter of the node; config/reasoner.yaml mirrors this exactly (test_reasoner_node checks it).
+PARAMETERS = {
+    "model_dir": Param(
+        "", "Folder with planner.onnx, genai_config.json and tokenizer.json. Empty: the model shipped in the package."
+    ),
+    "engine_threads": Param(1, "onnxruntime intra-op threads for the planner model.", 1, 64),
+    "engine": Param("fast", "Decoding engine: fast (constrained, cached, best-of-N) or reference (the plain loop the "
+                    "fast engine is tested against)."),
+    "engine_candidates": Param(1, "Plans decoded as one batch, best kept by model score; 1 = greedy.", 1, 64),
+    "engine_temperature": Param(0.8, "Sampling temperature of candidates 2..N.", 0.01, 10.0),
+    "engine_top_k": Param(8, "Candidates 2..N sample among the k most likely allowed tokens (0: all).", 0, 1000),
+    "engine_seed": Param(0, "Sampler seed: the same query, settings and seed give the same plan.", 0, 2**31 - 1),
+    "engine_deadline_ms": Param(
+        0.0, "Best-of-N deadline in emulated time, ms (0: none): only the first n candidates whose batch the "
+        "emulator.* pair finishes by the deadline compete (at least the greedy one); the host stops the others.",
+        0.0, 10000.0,
+    ),
+    "engine_constrained": Param(True, "Decode inside the action-language grammar and the scene's references."),
+    "engine_forced_runs": Param(True, "Feed tokens the grammar forces as one chunk."),
+    "engine_prefix_cache": Param(4, "Prompts whose KV state is kept for reuse (0: none).", 0, 64),
+    "engine_draft_tokens": Param(8, "Greedy: tokens drafted from past plan shapes per step (0: none).", 0, 64),
+    "engine_export": Param("auto", "Which export of the model the fast engine runs: auto (the first present of "
+                           "kv-int8, kv, genai), kv (in-place KV cache, float32), kv-int8 or genai (planner.onnx)."),
+    "semantic_map_file": Param(
+        "",
+        "YAML with the named places ({places: [{name, x, y, yaw}]}, map frame). Empty: the package's "
+        "config/semantic_map.yaml (share directory, else the source tree).",
+    ),
+    "control_rate_hz": Param(20.0, "Executor tick rate (timeouts, waits, rotation keep-alive), Hz.", 1.0, 200.0),
+    "diagnostics_rate_hz": Param(1.0, "/diagnostics publishing rate, Hz.", 0.1, 10.0),
+    "manipulator_replies_to_gripper": Param(
+        True,
+        "The manipulator answers every gripper command on manipulator/status too (sim_world does). "
+        "False: only arm targets get a reply.",
+    ),
+    "manipulator_reply_ids": Param(
+        True,
+        "Replies on manipulator/status echo the command id ('succeeded <id>'; the id is the target pose's stamp "
+        "in ns, or the gripper command's 'gripper#<id>' label); others are reported and dropped. False: "
+        "order-only matching for simple controllers that reply 'succeeded' / 'failed' in order.",
+    ),
+    "speech_queue_depth": Param(
+        DEFAULT_QUEUE_DEPTH,
+        "Utterances that may wait for the planner; one more is answered at once with a 'busy' plan record.",
+        1, 1000,
+    ),
+    "executor.nav_tolerance_m": Param(0.2, "A navigate step is done within this distance of its goal, m.", 0.01, 2.0),
+    "executor.nav_timeout_s": Param(
+        60.0,
+        "A navigate/rotate step fails after this long; follow gives up after not seeing the person this long, s.",
+        1.0,
+        3600.0,
+    ),
+    "executor.manip_timeout_s": Param(30.0, "An arm or gripper action fails after this long, s.", 1.0, 600.0),
+    "executor.yaw_tolerance_rad": Param(0.05236, "A rotate step is done within this angle, rad.", 0.001, 0.5),
+    "limits.workspace_min_x_m": Param(
+        -10.0, "Navigation goals must lie inside the workspace box (scene frame), m.", -10000.0, 10000.0
+    ),
+    "limits.workspace_max_x_m": Param(10.0, "Workspace box, upper x, m.", -10000.0, 10000.0),
+    "limits.workspace_min_y_m": Param(-10.0, "Workspace box, lower y, m.", -10000.0, 10000.0),
+    "limits.workspace_max_y_m": Param(10.0, "Workspace box, upper y, m.", -10000.0, 10000.0),
+    "limits.max_linear_speed_mps": Param(0.5, "Cap on |linear speed| of every cmd_vel, m/s.", 0.01, 5.0),
+    "limits.max_angular_speed_radps": Param(1.0, "Cap on |angular speed| of every cmd_vel, rad/s.", 0.01, 10.0),
+    "limits.max_scene_age_s": Param(2.0, "Perception older than this is not planned against, s.", 0.05, 60.0),
+    "limits.max_wait_s": Param(60.0, "Longest wait() step, s.", 0.0, 3600.0),
+    "limits.max_rotate_deg": Param(360.0, "Largest |rotate()| step, degrees.", 1.0, 3600.0),
+    "limits.standoff_m": Param(0.6, "Distance of the stand-off pose from a navigation target, m.", 0.0, 5.0),
+    "limits.max_reach_m": Param(0.9, "Horizontal reach of the arm from the base centre, m.", 0.05, 5.0),
+    "emulator.target_model": Param(
+        "planner",
+        "Target model whose time is emulated for every planning query: a name in config/target_models.yaml or "
+        "'planner' (the loaded model). Other emulator settings (placement, speculative, reasoning budgets, "
+        "hardware_files) come from config/emulator.yaml. `wafer-reasoner emulate --list` shows the names.",
+    ),
+    "emulator.hardware": Param(
+        "WSE-3",
+        "Hardware profile the target is emulated on: a name in config/hardware.yaml (WSE-2, WSE-3, A100, H100, "
+        "H200, B200, host) or in config/emulator.yaml's hardware_files.",
+    ),
+    "emulator.stack": Param(
+        "",
+        "Serving stack the target runs under on that hardware: a name in config/stacks.yaml that lists the "
+        "hardware (e.g. cerebras-2025-h2, waferllm-2025-02, tensorrt-llm-2025-05). Empty: the hardware's default "
+        "stack (config/stacks.yaml defaults).",
+    ),
+    "emulator.pacing": Param(
+        OFF,
+        "off: publish each plan as soon as the host has it. emulated: publish (and execute) it no earlier than "
+        "query time + its emulated latency on the node clock; a host slower than that publishes at once and "
+        "reports pacing.behind_ms. Stop commands are never paced.",
+    ),
+}
+LIMITS_PREFIX = "limits."
+ENGINE_PREFIX = "engine_"
+EXECUTOR_PREFIX = "executor."
