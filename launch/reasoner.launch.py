@@ -7,9 +7,13 @@
 Arguments (``ros2 launch wafer_reasoner reasoner.launch.py --show-args``):
 
 * ``params_file``: the node's parameters; default ``share/wafer_reasoner/config/reasoner.yaml``. Model folder,
-  semantic map, safety limits and executor settings live there (README, section Parameters).
-* ``use_sim_time``: take time from ``/clock`` (Gazebo, or sim_world with ``publish_clock:=true``).
+  semantic map, safety limits and executor settings live there (README, section Parameters). Keyed ``/**``, so
+  it applies under any namespace. A file that does not exist makes launch refuse to start.
+* ``use_sim_time``: take time from ``/clock`` (Gazebo, or sim_world with ``publish_clock:=true``); ``true`` or
+  ``True``.
 * ``namespace``: push the node and its relative topics into a namespace (``/diagnostics`` stays global).
+* ``autostart``: configure and activate the managed (lifecycle) node at start (default true); false leaves it
+  unconfigured for a lifecycle manager or ``ros2 lifecycle set``.
 * ``log_level``: ``debug``, ``info``, ``warn``, ``error`` or ``fatal``.
 * ``respawn``: start the node again when it dies (default true, after RESPAWN_DELAY_S). A restarted node
   starts idle: it never replays a goal or an utterance from before (volatile QoS everywhere; the README's
@@ -37,11 +41,13 @@ Other topics (``manipulator/target_pose``, ``manipulator/status``, ``gripper/com
 
 # noqa on the next line: ruff takes `launch` for this repository's launch/ folder (first party)
 from launch import LaunchDescription  # noqa: I001
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+from wafer_reasoner.ros.launch_args import BOOL_CHOICES, require_params_files
 
 PACKAGE = "wafer_reasoner"
 RESPAWN_DELAY_S = 2.0  # seconds between the node dying and its restart
@@ -66,10 +72,14 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument(
             "use_sim_time",
             default_value="false",
-            choices=["true", "false"],
+            choices=list(BOOL_CHOICES),
             description="Use /clock (simulation) instead of the system clock.",
         ),
         DeclareLaunchArgument("namespace", default_value="", description="Namespace of the node and its topics."),
+        DeclareLaunchArgument(
+            "autostart", default_value="true", choices=list(BOOL_CHOICES),
+            description="Configure and activate the lifecycle node at start; false: wait for a lifecycle manager.",
+        ),
         DeclareLaunchArgument(
             "log_level",
             default_value="info",
@@ -77,7 +87,7 @@ def generate_launch_description() -> LaunchDescription:
             description="Logging level of reasoner_node.",
         ),
         DeclareLaunchArgument(
-            "respawn", default_value="true", choices=["true", "false"],
+            "respawn", default_value="true", choices=list(BOOL_CHOICES),
             description="Start reasoner_node again when it dies; it starts idle and never replays an old goal.",
         ),
         DeclareLaunchArgument(
@@ -98,11 +108,15 @@ def generate_launch_description() -> LaunchDescription:
         emulate_tty=True,
         parameters=[
             LaunchConfiguration("params_file"),
-            {"use_sim_time": ParameterValue(LaunchConfiguration("use_sim_time"), value_type=bool)},
+            {
+                "use_sim_time": ParameterValue(LaunchConfiguration("use_sim_time"), value_type=bool),
+                "autostart": ParameterValue(LaunchConfiguration("autostart"), value_type=bool),
+            },
         ],
         remappings=[(topic, LaunchConfiguration(name)) for name, topic, _ in TOPIC_ARGUMENTS],
         ros_arguments=["--log-level", LaunchConfiguration("log_level"), "--enclave", LaunchConfiguration("enclave")],
         respawn=LaunchConfiguration("respawn"),  # launch evaluates it as a bool
         respawn_delay=RESPAWN_DELAY_S,
     )
-    return LaunchDescription([*arguments, node])
+    check = OpaqueFunction(function=require_params_files, args=["params_file"])  # before the node: refuse to start
+    return LaunchDescription([*arguments, check, node])

@@ -41,12 +41,18 @@ SPEECH, SCENE, ODOM, STATUS, ESTOP = "speech/transcript", "perception/objects", 
     "emergency_stop"
 GOAL, CMD_VEL, TARGET, GRIPPER, SAY, PLAN = "goal_pose", "cmd_vel", "manipulator/target_pose", \
     "gripper/commands", "say", "reasoner/plan"
+MARKERS, TRANSITIONS = "reasoner/markers", "reasoner_node/transition_event"  # RViz; the lifecycle's events
+# NavigateToPose, GripperCommand: goals, cancels, results are services (rq/, rr/: every node may); these are topics
+ACTION_TOPICS = ("navigate_to_pose/_action/feedback", "navigate_to_pose/_action/status",
+              "gripper_cmd/_action/feedback", "gripper_cmd/_action/status")  # and the gripper's GripperCommand
+SESSION = (SPEECH, SCENE, ODOM, STATUS, ESTOP, GOAL, CMD_VEL, TARGET, GRIPPER, SAY, PLAN)  # what a bag records
 # enclave -> (topics it publishes, topics it subscribes); names relative to any namespace
 ENCLAVES = {
-    "/wafer_reasoner/reasoner_node": ((GOAL, CMD_VEL, TARGET, GRIPPER, SAY, PLAN, "diagnostics"),
-                                      (SPEECH, SCENE, ODOM, STATUS, ESTOP)),
-    "/wafer_reasoner/sim_world": ((ODOM, SCENE, STATUS, "clock"), (GOAL, CMD_VEL, TARGET, GRIPPER)),
-    "/wafer_reasoner/operator": ((SPEECH, ESTOP), (PLAN, SAY, ODOM, SCENE, "diagnostics")),
+    "/wafer_reasoner/reasoner_node": ((GOAL, CMD_VEL, TARGET, GRIPPER, SAY, PLAN, MARKERS, TRANSITIONS, "diagnostics"),
+                                      (SPEECH, SCENE, ODOM, STATUS, ESTOP, *ACTION_TOPICS)),
+    "/wafer_reasoner/sim_world": ((ODOM, SCENE, STATUS, "clock", *ACTION_TOPICS), (GOAL, CMD_VEL, TARGET, GRIPPER)),
+    "/wafer_reasoner/operator": ((SPEECH, ESTOP), (PLAN, SAY, ODOM, SCENE, MARKERS, "diagnostics")),
+    "/wafer_reasoner/recorder": ((), SESSION),
 }
 
 

@@ -10,7 +10,9 @@
 #   2. pip install -r requirements.txt -c constraints.txt   (stamp: hash of both files + python version);
 #   3. pip install . (non-editable)   (stamp: list of package source files with sizes and mtimes, so an
 #      edited, added or deleted file triggers a reinstall);
-#   4. .venv/wafer_env.sh (always rewritten): source it to run anything ROS from this venv.
+#   4. .venv/wafer_env.sh (always rewritten): source it to run anything ROS from this venv;
+#   5. scripts/build_test_interfaces.sh: the test-only interface packages of test/interfaces/ (rosidl, CMake),
+#      built into .venv once (stamp: hash of their sources).
 # Concurrent runs (several people, one working tree) serialise on a lock on .venv/.
 #
 # Changing a pin: edit requirements*.txt, then regenerate constraints.txt in a scratch venv with
@@ -81,7 +83,7 @@ src_fingerprint() {
   (
     cd "$REPO"
     local paths=()
-    for path in setup.py setup.cfg package.xml resource wafer_reasoner launch config; do
+    for path in setup.py setup.cfg package.xml resource wafer_reasoner launch config rviz; do
       [[ -e "$path" ]] && paths+=("$path")
     done
     find "${paths[@]}" -type f ! -path '*/__pycache__/*' ! -name '*.pyc' -printf '%p %s %T@\n' | LC_ALL=C sort
@@ -113,4 +115,7 @@ export RMW_IMPLEMENTATION=rmw_fastrtps_cpp
 export ROS_DOMAIN_ID="\${ROS_DOMAIN_ID:-$default_domain}"
 EOF
 mv "$VENV/wafer_env.sh.tmp" "$VENV/wafer_env.sh"
+
+# 5. test-only interfaces -----------------------------------------------------------------------------------------
+bash "$REPO/scripts/build_test_interfaces.sh"
 say "ready: source .venv/wafer_env.sh"

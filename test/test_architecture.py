@@ -19,9 +19,9 @@ ALLOWED = {
     "sim": {"planner", "runtime"},
     "training": {*LOWER},
     "studies": {*LOWER, "training"},
-    "cli": {*LOWER, "training"},
+    "cli": {*LOWER, "training", "ros"},  # ros: record and replay of bags (imported only by those commands)
     "demo": {*LOWER},
-    "ros": {*LOWER, "studies", "cli", "demo"},  # never training: it needs torch and is no part of a robot
+    "ros": {*LOWER, "studies", "demo"},  # never training: it needs torch and is no part of a robot
 }
 ROS_MODULES = {"rclpy", "std_msgs", "geometry_msgs", "nav_msgs", "diagnostic_msgs", "rcl_interfaces",
                "rosgraph_msgs", "sensor_msgs", "lifecycle_msgs", "visualization_msgs", "builtin_interfaces"}

@@ -27,10 +27,14 @@ EXPECTED_ARGUMENTS = {
         "odom_topic",
         "cmd_vel_topic",
         "goal_pose_topic",
+        "autostart",
     },
-    "demo": {"scenario", "params_file", "sim_params_file", "use_sim_time", "real_time_factor", "log_level"},
+    "demo": {"scenario", "params_file", "sim_params_file", "use_sim_time", "real_time_factor", "log_level",
+             "namespace", "record", "bag"},
 }
-EXPECTED_EXECUTABLES = {"reasoner": {"reasoner_node"}, "demo": {"sim_world"}}  # demo includes reasoner.launch.py
+# demo includes reasoner.launch.py; its wafer-reasoner is the bag recorder (record:=true)
+EXPECTED_EXECUTABLES = {"reasoner": {"reasoner_node"}, "demo": {"sim_world", "wafer-reasoner"}}
+PARAMS_ARGUMENTS = {"reasoner": ["params_file"], "demo": ["params_file", "sim_params_file"]}
 
 
 def _console_scripts() -> set:
@@ -88,6 +92,59 @@ def test_nodes_run_executables_that_setup_py_installs(which):
     assert executables <= _console_scripts()
 
 
+@pytest.mark.parametrize("which", sorted(LAUNCH_FILES))
+def test_params_files_are_checked_before_any_node_starts(which):
+    """launch_ros only warns about a missing parameters file and starts the node on its defaults: the launch
+    description checks every params file first (an OpaqueFunction ahead of the nodes)."""
+    tree = ast.parse(LAUNCH_FILES[which].read_text())
+    [returned] = [node.value for node in ast.walk(tree) if isinstance(node, ast.Return)
+                  and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "LaunchDescription"]
+    entities = [ast.unparse(element) for element in returned.args[0].elts]
+    [check] = _calls(tree, "OpaqueFunction")
+    keywords = {k.arg: k.value for k in check.keywords}
+    assert ast.unparse(keywords["function"]) == "require_params_files"
+    assert ast.literal_eval(keywords["args"]) == PARAMS_ARGUMENTS[which]
+    assert entities.index("check") < min(entities.index(name) for name in ("node", "sim_world") if name in entities)
+
+
+@pytest.mark.parametrize("which", sorted(LAUNCH_FILES))
+def test_boolean_arguments_take_true_and_false_in_either_case(which):
+    tree = ast.parse(LAUNCH_FILES[which].read_text())
+    for call in _calls(tree, "DeclareLaunchArgument"):
+        keywords = {k.arg: k.value for k in call.keywords}
+        if "choices" in keywords and ast.unparse(keywords["default_value"]) in ("'true'", "'false'"):
+            assert ast.unparse(keywords["choices"]) == "list(BOOL_CHOICES)", ast.unparse(call)
+    from wafer_reasoner.ros.launch_args import BOOL_CHOICES
+
+    assert {"true", "True", "false", "False"} == set(BOOL_CHOICES)
+
+
+def test_the_demo_puts_both_nodes_in_the_namespace():
+    tree = ast.parse(LAUNCH_FILES["demo"].read_text())
+    for call in _calls(tree, "Node"):
+        keywords = {k.arg: ast.unparse(k.value) for k in call.keywords}
+        assert keywords.get("namespace") == "LaunchConfiguration('namespace')", keywords
+    [include] = _calls(tree, "IncludeLaunchDescription")
+    assert "'namespace': LaunchConfiguration('namespace')" in ast.unparse(include)
+
+
+class _Context:
+    def __init__(self, **values):
+        self.launch_configurations = values
+
+
+def test_a_missing_params_file_is_refused_naming_the_argument_and_the_file(tmp_path):
+    from wafer_reasoner.ros.launch_args import LaunchArgumentError, require_params_files
+
+    good = tmp_path / "tuned.yaml"
+    good.write_text("/**:\n  ros__parameters: {engine_candidates: 3}\n")
+    assert require_params_files(_Context(params_file=str(good)), "params_file") == []
+    for bad, why in (("/nonexistent.yaml", "no such file"), (str(tmp_path), "not a file"), ("", "no file given")):
+        with pytest.raises(LaunchArgumentError) as error:
+            require_params_files(_Context(params_file=str(good), sim_params_file=bad), "params_file", "sim_params_file")
+        assert f"sim_params_file:={bad!r}: {why}" in str(error.value)
+
+
 def test_launch_files_and_params_are_installed_by_setup_py():
     setup = (REPO / "setup.py").read_text()
     assert 'glob("launch/*.launch.py")' in setup and 'glob("config/*.yaml")' in setup
@@ -121,7 +178,7 @@ def test_launch_description_declares_the_documented_arguments(ros_launch, which)
     assert set(arguments) >= EXPECTED_ARGUMENTS[which]
     for name, argument in arguments.items():
         assert argument.description and argument.description != "no description given", name
-    assert set(arguments["use_sim_time"].choices) == {"true", "false"}
+    assert set(arguments["use_sim_time"].choices) == {"true", "false", "True", "False"}
 
 
 @pytest.mark.parametrize("which", sorted(LAUNCH_FILES))
@@ -164,6 +221,21 @@ def test_reasoner_topic_arguments_default_to_the_node_topic_names(ros_launch):
         "cmd_vel_topic": "cmd_vel",
         "goal_pose_topic": "goal_pose",
     }
+
+
+@pytest.mark.parametrize("which", sorted(LAUNCH_FILES))
+def test_launching_with_a_missing_params_file_fails_before_any_process_starts(ros_launch, which):
+    from launch.actions import ExecuteProcess
+
+    service = ros_launch.LaunchService()
+    service.include_launch_description(ros_launch.actions.IncludeLaunchDescription(
+        ros_launch.launch_description_sources.PythonLaunchDescriptionSource(str(LAUNCH_FILES[which])),
+        launch_arguments={"params_file": "/nonexistent.yaml"}.items()))
+    started = []
+    service.context.register_event_handler(ros_launch.event_handlers.OnProcessStart(
+        on_start=lambda event, context: started.append(event.action)))
+    assert service.run() != 0
+    assert not [action for action in started if isinstance(action, ExecuteProcess)]
 
 
 def perform_text(value) -> str:

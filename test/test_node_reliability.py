@@ -81,7 +81,7 @@ class BurstProbe(Probe):
 def start(ros_context, domain_id, tmp_path, *params) -> BurstProbe:
     process = NodeProcess(domain_id, tmp_path / "reasoner_node.log", f"model_dir:={_test_model_dir()}",
                           "diagnostics_rate_hz:=10.0", "limits.max_scene_age_s:=60.0", *params)
-    probe = BurstProbe(ros_context, process)
+    probe = base.probe_of(ros_context, process, BurstProbe)
     try:
         probe.wait_ready()
     except BaseException:

@@ -59,8 +59,8 @@ def _flatten(mapping: dict, prefix: str = "") -> dict:
 
 def test_params_file_mirrors_the_declared_parameters():
     data = yaml.safe_load(PARAMS_FILE.read_text())
-    assert list(data) == ["reasoner_node"] and list(data["reasoner_node"]) == ["ros__parameters"]
-    in_file = _flatten(data["reasoner_node"]["ros__parameters"])
+    assert list(data) == ["/**"] and list(data["/**"]) == ["ros__parameters"]  # any namespace, any node name
+    in_file = _flatten(data["/**"]["ros__parameters"])
     declared = {name: param.default for name, param in reasoner_node.PARAMETERS.items()}
     assert in_file == declared
     # same types too: a double parameter rejects an integer from the file
@@ -302,6 +302,16 @@ class Probe:
         return [msg.data for msg in self.received["say"]]
 
 
+def probe_of(context, process: NodeProcess, probe_class=None):
+    """A probe for the running ``process``; the process is ended when the probe cannot be made (a test that starts
+    a node always stops it)."""
+    try:
+        return (probe_class or Probe)(context, process)
+    except BaseException:
+        process.close()
+        raise
+
+
 def red_cup_scene() -> dict:
     """bring_red_cup.yaml's world as perception publishes it (without stamp)."""
     return {
@@ -336,7 +346,7 @@ def reasoner(ros_context, domain_id, tmp_path, request):
         "diagnostics_rate_hz:=10.0",
         "limits.max_scene_age_s:=10.0",  # a slow CI machine must not make the test scene stale
     )
-    probe = Probe(ros_context, process)
+    probe = probe_of(ros_context, process)
     try:
         probe.wait_ready()
         yield probe
@@ -509,7 +519,7 @@ def test_e_every_plan_reports_host_and_emulated_time_and_pacing_holds_it(ros_con
         "emulator.hardware:=A100",
         "emulator.pacing:=emulated",
     )
-    probe = Probe(ros_context, process)
+    probe = probe_of(ros_context, process)
     try:
         probe.wait_ready()
         values = probe.diagnostics()
@@ -558,7 +568,7 @@ def test_e_best_of_n_keeps_only_the_candidates_that_fit_the_emulated_deadline(ro
         "emulator.target_model:=Llama-3.1-70B",
         "emulator.hardware:=A100",
     )
-    probe = Probe(ros_context, process)
+    probe = probe_of(ros_context, process)
     try:
         probe.wait_ready()
         probe.publish_odom_and_wait(*ROBOT_START)

@@ -249,7 +249,7 @@ def test_installed_executable_in_lib_runs_the_node():
 
 
 def test_config_file_mirrors_the_declared_parameters():
-    params = yaml.safe_load((REPO / "config" / "sim_world.yaml").read_text())["sim_world"]["ros__parameters"]
+    params = yaml.safe_load((REPO / "config" / "sim_world.yaml").read_text())["/**"]["ros__parameters"]
     declared = {name: param.default for name, param in sim_world_node.PARAMETERS.items()}
     assert set(params) == set(declared)
     for name, value in params.items():

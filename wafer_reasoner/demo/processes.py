@@ -26,6 +26,7 @@ NODE_MODULES = {
     "sim_world": "wafer_reasoner.ros.sim_world_node",
     "reasoner_node": "wafer_reasoner.ros.reasoner_node",
     "demo_operator": "wafer_reasoner.ros.demo_operator",
+    "bag_recorder": "wafer_reasoner.ros.bag_record",
 }
 DOMAIN_IDS = range(1, 102)  # 0-101: the ids whose DDS ports are valid on Linux with any participant count
 DOMAIN_LOCK_PATTERN = "/tmp/wafer_reasoner_ros_domain_{}.lock"  # shared with test_reasoner_node.py's scheme
@@ -94,13 +95,14 @@ def ros_env(domain_id: int, base: Optional[dict] = None) -> dict:
 # ---- processes ---------------------------------------------------------------------------------------------
 
 
-def node_command(name: str, *ros_args: str) -> list:
-    """``python -m <module> --ros-args ...`` for one of NODE_MODULES."""
-    command = [sys.executable, "-m", NODE_MODULES[name]]
+def node_command(name: str, *ros_args: str, arguments=()) -> list:
+    """``python -m <module> [arguments] --ros-args ...`` for one of NODE_MODULES."""
+    command = [sys.executable, "-m", NODE_MODULES[name], *arguments]
     return command + (["--ros-args", *ros_args] if ros_args else [])
 
 
-def start_node(name: str, ros_args, env: dict, *, log_path: Optional[Path] = None, stdout=None) -> subprocess.Popen:
+def start_node(name: str, ros_args, env: dict, *, log_path: Optional[Path] = None, stdout=None,
+               arguments=()) -> subprocess.Popen:
     """Start a node in its own session (Ctrl-C in the terminal reaches only us; we end it by PID).
 
     Its stdout and stderr go to ``log_path``; with ``stdout`` given (e.g. subprocess.PIPE), stdout goes there.
@@ -108,7 +110,7 @@ def start_node(name: str, ros_args, env: dict, *, log_path: Optional[Path] = Non
     log = open(log_path, "wb") if log_path is not None else subprocess.DEVNULL  # noqa: SIM115
     try:
         return subprocess.Popen(
-            node_command(name, *ros_args),
+            node_command(name, *ros_args, arguments=arguments),
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=stdout if stdout is not None else log,

@@ -1,7 +1,8 @@
 """The end-to-end demo without ``ros2 launch``: sim_world + reasoner_node + demo_operator as subprocesses.
 
-    python -m wafer_reasoner.demo [--scenario PATH_OR_NAME] [--use-sim-time [--real-time-factor X]]
+    python -m wafer_reasoner.demo [--scenario PATH_OR_NAME] [--use-sim-time [--real-time-factor X]] [--record BAG]
     make demo ARGS="--scenario clarify_cup"
+    make demo ARGS="--record runs/demo_bag"   # then: wafer-reasoner replay runs/demo_bag
 
 Every process runs with ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and one ``ROS_DOMAIN_ID``: the caller's if
 set, else one this demo picks (and holds a lock on, so concurrent demos and tests on this machine get
@@ -67,6 +68,7 @@ def _parse_args(argv):
     )
     parser.add_argument("--log-dir", default="", help="where the nodes' logs go (default: a new temporary folder)")
     parser.add_argument("--model-dir", default="", help="reasoner_node model_dir (default: the shipped model)")
+    parser.add_argument("--record", default="", help="record the session into this rosbag2 folder (needs rosbags)")
     args = parser.parse_args(argv)
     if not 0.1 <= args.real_time_factor <= 100.0:
         parser.error("--real-time-factor must be within [0.1, 100]")
@@ -95,7 +97,8 @@ def _node_arguments(args, scenario: Path, timeout_s: float) -> dict:
         sim += ["-p", "publish_clock:=true", "-p", f"real_time_factor:={float(args.real_time_factor)}"]
         reasoner += ["-p", "use_sim_time:=true"]
         operator += ["-p", "use_sim_time:=true"]
-    return {"sim_world": sim, "reasoner_node": reasoner, "demo_operator": operator}
+    return {"sim_world": sim, "reasoner_node": reasoner, "demo_operator": operator,
+            "bag_recorder": ["-p", "use_sim_time:=true"] if args.use_sim_time else []}
 
 
 def _check_model(args) -> None:
@@ -148,12 +151,8 @@ def run_demo(args) -> int:
     previous = {sig: signal.signal(sig, _raise_interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
     reported = ""  # a node whose death _supervise already reported
     try:
-        for name in ("sim_world", "reasoner_node"):
-            processes[name] = start_node(name, node_args[name], env, log_path=log_dir / f"{name}.log")
-        operator = processes["demo_operator"] = start_node(
-            "demo_operator", node_args["demo_operator"], env, log_path=log_dir / "demo_operator.log",
-            stdout=subprocess.PIPE,
-        )  # fmt: skip
+        _start_nodes(processes, node_args, env, log_dir, args.record)
+        operator = processes["demo_operator"]
         reader = threading.Thread(target=_stream, args=(operator.stdout, lines, show), daemon=True)
         reader.start()
         code, result, reported = _supervise(processes, operator, reader, show, lines, log_dir, timeout_s)
@@ -175,12 +174,23 @@ def run_demo(args) -> int:
     return code
 
 
+def _start_nodes(processes: dict, node_args: dict, env: dict, log_dir: Path, record: str) -> None:
+    """sim_world, reasoner_node, the bag recorder when asked (SIGINT at the end closes its bag), then the operator
+    (its stdout piped to us); into ``processes`` as they start, so a failed start still stops the earlier ones."""
+    names = ["sim_world", "reasoner_node"] + (["bag_recorder"] if record else [])
+    for name in names:
+        extra = {"arguments": ["--output", record]} if name == "bag_recorder" else {}
+        processes[name] = start_node(name, node_args[name], env, log_path=log_dir / f"{name}.log", **extra)
+    processes["demo_operator"] = start_node("demo_operator", node_args["demo_operator"], env,
+                                            log_path=log_dir / "demo_operator.log", stdout=subprocess.PIPE)
+
+
 def _supervise(processes, operator, reader, show, lines, log_dir: Path, timeout_s: float) -> tuple:
     """Wait for the operator; fail early when a node dies. (exit code, RESULT line, name of a dead node or "")."""
     limit_s = timeout_s + STARTUP_ALLOWANCE_S
     deadline = time.monotonic() + limit_s  # the operator ends itself before this; this is the safety net
     while operator.poll() is None:
-        for name in ("sim_world", "reasoner_node"):
+        for name in (name for name in processes if name not in ("demo_operator",)):
             code = processes[name].poll()
             if code is not None:
                 show.clear()

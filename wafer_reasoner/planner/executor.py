@@ -6,8 +6,9 @@ Simulated time works the same as real time because nothing here reads a clock.
 
 Step semantics (also in ``docs/action_language.md``):
 
-- ``navigate``: one NavigationGoal; done when odom is within ``nav_tolerance_m`` of it (position only),
-  failed after ``nav_timeout_s``.
+- ``navigate``: one NavigationGoal; done when odom is within ``nav_tolerance_m`` of it (position only) or the
+  navigation stack reports success (``on_navigation_result``), failed when it reports failure or after
+  ``nav_timeout_s`` (counted from the last NAV_PROGRESS_M of progress the stack's feedback reported, if any).
 - ``pick``: open the gripper, ArmTarget at the object; on 'succeeded' close the gripper (now holding).
   Skipped when the object is already held.  ``place``/``handover``: ArmTarget, on 'succeeded' open.
   A manipulator 'failed' or ``manip_timeout_s`` fails the plan; the gripper is left as it is
@@ -64,6 +65,7 @@ from .scene import RobotPose, Scene
 
 MIN_ROTATE_SPEED_RADPS = 0.2  # below this many bases stall; the cap still wins if it is lower
 ROTATE_GAIN_PER_S = 1.0  # angular speed = gain * remaining angle, so the turn slows before the end
+NAV_PROGRESS_M = 0.1  # navigation feedback this much closer counts as progress (restarts the navigate timeout)
 
 
 _MANIPULATION_STEPS = (Pick, PlaceOn, Handover)
@@ -82,6 +84,7 @@ class _Progress:
     rotated_rad: float = 0.0  # rotate: signed progress in the commanded direction
     last_yaw: float = 0.0
     last_seen_s: float = 0.0  # follow: when the person was last in a scene
+    remaining_m: float = math.inf  # navigate: the least distance still to go the navigation stack reported
 
 
 class Executor:
@@ -136,6 +139,11 @@ class Executor:
         return self._index
 
     @property
+    def steps(self) -> tuple:
+        """The steps of the running (or last) plan."""
+        return self._steps
+
+    @property
     def holding(self) -> str:
         """Id of the object the executor believes is in the gripper, "" when empty."""
         return self._holding
@@ -183,6 +191,25 @@ class Executor:
         if not self._running() or not isinstance(self._current_step(), _MANIPULATION_STEPS):
             return []  # e.g. the late result of a goal cancelled by preemption
         return self._guarded(lambda: self._finish_manipulation(str(getattr(status, "value", status)), now_s))
+
+    def on_navigation_result(self, succeeded: bool, detail: str, now_s: float) -> list:
+        """The navigation stack's verdict on the current goal (e.g. Nav2's NavigateToPose result): success ends a
+        navigate step (Nav2 judged the arrival), anything else fails the plan. Ignored outside navigate steps
+        (follow keeps refreshing its goal) and for goals of ended plans."""
+        if not self._running() or not isinstance(self._current_step(), Navigate):
+            return []
+        if succeeded:
+            return self._step_done(now_s)
+        target = self._current_step().target
+        return self._fail(f"I couldn't get to {describe_ref(target, self._scene_knowing(target))} ({detail}).")
+
+    def on_navigation_feedback(self, remaining_m: float, now_s: float) -> None:
+        """Progress the navigation stack reports (Nav2 feedback's distance_remaining): every
+        NAV_PROGRESS_M closer restarts the navigate step's nav_timeout_s, so the timeout counts time without
+        progress (as Nav2's progress checker does), not the length of the trip."""
+        if self._running() and isinstance(self._current_step(), Navigate) and math.isfinite(remaining_m):
+            if remaining_m <= self._progress.remaining_m - NAV_PROGRESS_M:
+                self._progress.remaining_m, self._progress.started_s = remaining_m, now_s
 
     def tick(self, now_s: float) -> list:
         """Time-based transitions: timeouts, wait steps, rotation keep-alive.  Call it at a few Hz or more."""

@@ -22,9 +22,11 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PoseStamped, Twist
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
+from visualization_msgs.msg import Marker, MarkerArray
 
 from wafer_reasoner.planner.commands import ArmTarget, GripperCommand, NavigationGoal, PlanEvent, VelocityCommand
 from wafer_reasoner.planner.scene import MAX_COORDINATE_M, RobotPose
+from wafer_reasoner.runtime import markers
 from wafer_reasoner.runtime.query import PlanResult
 
 GRIPPER_OPEN_POSITION = 1.0  # gripper/commands data for "open / release" (sim_world: data[0] >= 0.5 opens)
@@ -241,3 +243,30 @@ def diagnostics_to_msg(*, name: str, hardware_id: str, level: str, message: str,
     msg = DiagnosticArray(status=[status])
     msg.header.stamp = stamp_from_seconds(stamp_s)
     return msg
+
+
+# ---- RViz markers ------------------------------------------------------------------------------------------------
+
+MARKER_TYPES = {markers.CUBE: Marker.CUBE, markers.SPHERE: Marker.SPHERE, markers.CYLINDER: Marker.CYLINDER,
+                markers.ARROW: Marker.ARROW, markers.TEXT: Marker.TEXT_VIEW_FACING}
+
+
+def markers_to_msg(items, *, frame_id: str, stamp_s: float) -> MarkerArray:
+    """A visualization_msgs/MarkerArray of ``runtime.markers.Marker`` values, in ``frame_id``."""
+    array = MarkerArray()
+    stamp = stamp_from_seconds(stamp_s)
+    for item in items:
+        msg = Marker(ns=item.ns, id=item.id)
+        msg.header.frame_id, msg.header.stamp = frame_id, stamp
+        if item.shape == markers.DELETE_ALL:
+            msg.action = Marker.DELETEALL
+            array.markers.append(msg)
+            continue
+        msg.type, msg.action = MARKER_TYPES[item.shape], Marker.ADD
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = item.x, item.y, item.z
+        msg.pose.orientation.z, msg.pose.orientation.w = math.sin(item.yaw / 2), math.cos(item.yaw / 2)
+        msg.scale.x, msg.scale.y, msg.scale.z = (float(value) for value in item.scale)
+        msg.color.r, msg.color.g, msg.color.b, msg.color.a = (float(value) for value in item.colour)
+        msg.text = item.text
+        array.markers.append(msg)
+    return array

@@ -27,8 +27,11 @@ class EmergencyStopListener:
     """Calls ``on_stop()`` on its own thread for every std_msgs/Empty on ``emergency_stop``."""
 
     def __init__(self, owner, on_stop) -> None:
-        self.node = rclpy.create_node(f"{owner.get_name()}_emergency_stop", namespace=owner.get_namespace(),
-                                      context=owner.context, start_parameter_services=False)
+        name = f"{owner.get_name()}_emergency_stop"
+        # a local __node remap: a launch file's global `-r __node:=reasoner_node` would otherwise name this helper
+        # reasoner_node too (two nodes of one name)
+        self.node = rclpy.create_node(name, namespace=owner.get_namespace(), context=owner.context,
+                                      cli_args=["--ros-args", "-r", f"__node:={name}"], start_parameter_services=False)
         self.subscription = self.node.create_subscription(Empty, TOPIC, lambda _msg: on_stop(), EMERGENCY_STOP_QOS)
         self._executor = SingleThreadedExecutor(context=owner.context)
         self._executor.add_node(self.node)

@@ -9,7 +9,7 @@ from rclpy.impl.implementation_singleton import rclpy_implementation
 RCLError = rclpy_implementation.RCLError  # what rcl failures raise (bad arguments, no DDS participant, ...)
 
 ARGUMENTS_HINT = ("check the --ros-args (a --params-file must name a readable YAML file with "
-                  "'<node name>: {ros__parameters: {...}}')")
+                  "'/**: {ros__parameters: {...}}', or the node's name in place of /**)")
 
 
 def run_node(make_node, name: str, startup_errors: tuple, args=None, *, executor=SingleThreadedExecutor) -> int:

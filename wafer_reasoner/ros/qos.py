@@ -17,6 +17,7 @@ EMERGENCY_STOP_QOS     reliable, volatile, keep_last 1               emergency_s
 SENSOR_QOS             reliable, volatile, keep_last 1               perception/objects (JSON scene), odom
 VELOCITY_SUB_QOS       best effort, volatile, keep_last 1            cmd_vel (subscriptions only)
 CLOCK_QOS              reliable, volatile, keep_last 1               /clock (publisher)
+MARKERS_QOS            reliable, volatile, keep_last 1               reasoner/markers (RViz's default matches)
 =====================  ============================================  ==========================================
 
 Why SPEECH_QOS is deep: every utterance must get a plan record, and a burst (a stuck recogniser, a replayed
@@ -94,6 +95,11 @@ def clock_qos() -> QoSProfile:
     return _volatile_keep_last(1, ReliabilityPolicy.RELIABLE)
 
 
+def markers_qos() -> QoSProfile:
+    """The RViz markers: the whole picture in each message, so only the newest matters."""
+    return _volatile_keep_last(1, ReliabilityPolicy.RELIABLE)
+
+
 COMMAND_QOS = command_qos()
 SPEECH_QOS = speech_qos()
 PLAN_QOS = plan_qos()
@@ -101,3 +107,4 @@ EMERGENCY_STOP_QOS = emergency_stop_qos()
 SENSOR_QOS = sensor_qos()
 VELOCITY_SUB_QOS = velocity_sub_qos()
 CLOCK_QOS = clock_qos()
+MARKERS_QOS = markers_qos()

@@ -1,4 +1,4 @@
-"""reasoner_node: spoken requests in, verified plans out, executed step by step. A thin ROS shell.
+"""reasoner_node: spoken requests in, verified plans out, executed step by step. A managed (lifecycle) ROS shell.
 
 All behaviour lives in ``runtime/core.py`` (``ReasonerCore``): callbacks convert the message
 (``conversions.py``), call the core with the node clock's time and publish what it returns, in order. Topics
@@ -10,29 +10,33 @@ All behaviour lives in ``runtime/core.py`` (``ReasonerCore``): callbacks convert
               odom                     nav_msgs/Odometry           robot pose (x, y, yaw) in the scene frame
               manipulator/status       std_msgs/String             'succeeded <id>' / 'failed <id>', one per
                                                                    command (order only: manipulator_reply_ids)
-  publishes   goal_pose                geometry_msgs/PoseStamped   navigation goals (Nav2's topic)
+  publishes   goal_pose                geometry_msgs/PoseStamped   navigation goals (Nav2's topic), or the
+                                                                   navigate_to_pose action (navigation.mode)
               cmd_vel                  geometry_msgs/Twist         rotations and stops, clamped to the caps
               manipulator/target_pose  geometry_msgs/PoseStamped   pick / place / handover points
               gripper/commands         std_msgs/Float64MultiArray  [1.0] open, [0.0] close (as sim_world)
               say                      std_msgs/String             questions, refusals, failures (for TTS)
               reasoner/plan            std_msgs/String             JSON stream: {"type": "plan" | "event", ...}
-              /diagnostics             diagnostic_msgs/DiagnosticArray   ~1 Hz
+              reasoner/markers         visualization_msgs/MarkerArray   scene, plan, goals for RViz
+              /diagnostics             diagnostic_msgs/DiagnosticArray   ~1 Hz, from configure on
+
+Lifecycle (rclpy managed node; ``ros2 lifecycle set /reasoner_node configure`` ...):
+
+  configure   load the semantic map and the model (the slow part), build the core, create the publishers
+  activate    subscriptions, planning thread, timers, emergency stop: the node hears and acts
+  deactivate  the robot stops (zero cmd_vel, navigation cancelled, plan stopped, waiting utterances dropped),
+              then nothing is heard or planned until the next activate
+  cleanup     release the model and the core (back to unconfigured); shutdown: deactivate and clean up
+  autostart   (parameter, default true) configure + activate at start; a configure that fails then ends the
+              process with "cannot start: <why>" (exit 1), as before the node was managed
 
 Threads: the speech callback only hears (a stop acts at once; anything else is queued, or answered "busy" when
 ``speech_queue_depth`` utterances wait); a PlanningWorker thread plans one queued utterance at a time; its
 answer comes back through a guard condition to the node's executor, which publishes it in plan_id order. All
 callbacks that touch the core run on the node's executor, one at a time, under a lock; ``emergency_stop`` has
-an executor thread of its own (ros/emergency_stop.py), publishes a zero cmd_vel before it waits for anything,
-then takes the lock to stop the plan. Every callback runs inside ``_guarded``: an exception is logged
-(throttled), counted on /diagnostics, and the node goes on.
-
-With ``emulator.pacing: emulated`` a held answer is released by a one-shot timer (never a sleep) at the core's
-``next_release_s``. Every time is the node clock, so ``use_sim_time`` works. The README (sections Topics,
-Parameters) documents the JSON stream and every parameter; ``config/reasoner.yaml`` mirrors ``PARAMETERS``.
-
-Set-up is split the way a managed node splits it: ``_configure()`` loads the model, the semantic map, the safety
-limits and builds the core (on_configure); ``_activate()`` creates publishers, subscriptions and timers
-(on_activate).
+an executor thread of its own (ros/emergency_stop.py). Every callback runs inside ``_guarded``: an exception is
+logged (throttled), counted on /diagnostics, and the node goes on. Every time is the node clock, so
+``use_sim_time`` works. ``config/reasoner.yaml`` mirrors ``PARAMETERS``.
 """
 
 from __future__ import annotations
@@ -43,126 +47,120 @@ import traceback
 
 from nav_msgs.msg import Odometry
 from rclpy.exceptions import ParameterException
-from rclpy.node import Node
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from std_msgs.msg import String
 
-from wafer_reasoner.emulator import EmulatorDataError
-from wafer_reasoner.emulator.pacing import check_mode
 from wafer_reasoner.engine.planner_model import ModelLoadError
-from wafer_reasoner.planner.executor import Executor
-from wafer_reasoner.planner.limits import LimitsError, SafetyLimits
-from wafer_reasoner.planner.scene import Scene, SceneError, parse_perception_json
+from wafer_reasoner.planner.scene import SceneError, parse_perception_json
 from wafer_reasoner.ros import conversions
 from wafer_reasoner.ros.emergency_stop import EmergencyStopListener
+from wafer_reasoner.ros.gripper_action import gripper_for
+from wafer_reasoner.ros.navigation import navigator_for
 from wafer_reasoner.ros.node_main import run_node
 from wafer_reasoner.ros.params import declare_parameters, parameter_values
 from wafer_reasoner.ros.qos import COMMAND_QOS, SENSOR_QOS, SPEECH_QOS
+from wafer_reasoner.ros.reasoner_diagnostics import diagnostics_msg
 from wafer_reasoner.ros.reasoner_outputs import CoreOutputs
-from wafer_reasoner.ros.reasoner_params import ENGINE_PREFIX, EXECUTOR_PREFIX, LIMITS_PREFIX, PARAMETERS
-from wafer_reasoner.runtime.core import WARN, ReasonerCore
-from wafer_reasoner.runtime.emulation import emulator_for, reasoning_for
-from wafer_reasoner.runtime.resources import ResourceError, config_file
+from wafer_reasoner.ros.reasoner_params import PARAMETERS, reasoner_from_parameters
+from wafer_reasoner.runtime.assembly import ConfigurationError
+from wafer_reasoner.runtime.core import WARN
 from wafer_reasoner.runtime.worker import PlanningWorker
-from wafer_reasoner.sim.scenario import ScenarioError, load_places_file
 
 NODE_NAME = "reasoner_node"
-SEMANTIC_MAP_FILE = "semantic_map.yaml"
 MAX_SPEECH_BATCH = 1024  # utterances heard in one speech callback at most
 GIL_SWITCH_INTERVAL_S = 0.0005
-__all__ = ["PARAMETERS", "ReasonerNode", "main"]
-
-class ConfigurationError(RuntimeError):
-    """Parameters or files the node cannot start with; the message says which and how to fix it."""
+SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FAILURE
+__all__ = ["PARAMETERS", "ConfigurationError", "ReasonerNode", "main"]
 
 
-def load_semantic_map(path) -> tuple:
-    """Named places from a semantic map YAML; ConfigurationError naming the file when it cannot be used."""
-    try:
-        return load_places_file(str(path))
-    except ScenarioError as error:
-        raise ConfigurationError(
-            f"{error}. Set the 'semantic_map_file' parameter to a YAML file with 'places: [{{name, x, y, yaw}}]'."
-        ) from None
-
-
-class ReasonerNode(Node):
-    """Feeds the reasoner core from the subscriptions and publishes what it returns."""
+class ReasonerNode(LifecycleNode):
+    """Feeds the reasoner core from the subscriptions and publishes what it returns, while active."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(NODE_NAME, **kwargs)
         declare_parameters(self, PARAMETERS)
-        self._configure()
-        self._activate()
+        self._lock = threading.Lock()  # the core is used by the node's executor and by the emergency stop's thread
+        self._reasoner = self._out = self._navigator = self._gripper = None
+        self._rejected = dict.fromkeys(("perception", "odom", "callback_errors"), 0)
+        self._active_parts: list = []  # (destroy function, entity) of the active state, in creation order
+        self._release_timer = self._diagnostics_timer = None
+        self._configure_error = ""
+        if self._param("autostart"):
+            self._autostart()
 
     def _param(self, name: str):
         return self.get_parameter(name).value
 
-    # ---- set-up (lifecycle: on_configure / on_activate) -----------------------------------------------------
+    @property
+    def _core(self):
+        return self._reasoner.core
 
-    def _configure(self) -> None:
-        """Limits, executor, semantic map, model, emulator, core; raises ConfigurationError / ModelLoadError."""
-        try:
-            limits = SafetyLimits.from_mapping(parameter_values(self, PARAMETERS, LIMITS_PREFIX))
-        except LimitsError as error:
-            raise ConfigurationError(f"bad 'limits.*' parameters: {error}") from None
-        try:
-            executor = Executor(limits, **parameter_values(self, PARAMETERS, EXECUTOR_PREFIX))
-        except ValueError as error:
-            raise ConfigurationError(f"bad 'executor.*' / 'limits.*' parameters: {error}") from None
-        try:
-            map_file = config_file(SEMANTIC_MAP_FILE, self._param("semantic_map_file"))
-        except ResourceError as error:
-            raise ConfigurationError(f"cannot read the semantic map: {error}. Set 'semantic_map_file' to a YAML "
-                                     f"file with 'places: [{{name, x, y, yaw}}]'.") from None
-        self._places = load_semantic_map(map_file)
-        try:
-            pacing = check_mode(self._param("emulator.pacing"))
-        except ValueError as error:
-            raise ConfigurationError(f"bad 'emulator.pacing' parameter: {error}") from None
-        model, deadline_ms = self._load_model()
-        try:
-            emulator = emulator_for(self._param("emulator.target_model"), self._param("emulator.hardware"),
-                                    self._param("emulator.stack"), planner_dir=model.model_dir)
-            reasoning = reasoning_for()
-        except (EmulatorDataError, ResourceError) as error:
-            raise ConfigurationError(
-                f"bad 'emulator.*' parameters: {error}. `wafer-reasoner emulate --list` shows the known names."
-            ) from None
-        self._model = model
-        self._core = ReasonerCore(model, emulator, limits, executor, places=self._places, pacing=pacing,
-                                  deadline_ms=deadline_ms, clock=self._now, reasoning=reasoning,
-                                  gripper_replies=self._param("manipulator_replies_to_gripper"),
-                                  reply_ids=self._param("manipulator_reply_ids"),
-                                  queue_depth=self._param("speech_queue_depth"))
-        self._release_timer = None
-        self.get_logger().info(
-            f"planner model from {model.model_dir}, {len(self._places)} named places from {map_file}; "
-            f"caps {limits.max_linear_speed_mps:g} m/s, {limits.max_angular_speed_radps:g} rad/s; "
-            f"emulating {emulator.target.name} on {emulator.hardware.name} ({emulator.stack.name}), pacing {pacing}"
-        )
+    def _autostart(self) -> None:
+        """configure + activate now; a failure ends the start (ConfigurationError: 'cannot start: <why>')."""
+        if self.trigger_configure() != SUCCESS:
+            raise ConfigurationError(self._configure_error or "configure failed")
+        if self.trigger_activate() != SUCCESS:
+            raise ConfigurationError("activate failed (see the log above)")
 
-    def _load_model(self):
-        """(PlannerModel, best-of-N deadline in emulated ms); onnxruntime is imported only where a node runs."""
-        from wafer_reasoner.engine.fast_engine import EngineConfig
-        from wafer_reasoner.engine.planner_model import ENGINES, PlannerModel
+    # ---- lifecycle transitions --------------------------------------------------------------------------------
 
-        values = parameter_values(self, PARAMETERS, ENGINE_PREFIX)
-        deadline_ms = values.pop("deadline_ms")  # emulated time: the core applies it, the host decodes every row
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
         try:
-            engine_config = EngineConfig.from_params(values, prefix="")
-        except ValueError as error:
-            raise ConfigurationError(f"bad 'engine_*' parameters: {error}") from None
-        if self._param("engine") not in ENGINES:
-            raise ConfigurationError(f"'engine' must be one of {ENGINES}, got {self._param('engine')!r}")
-        model = PlannerModel(self._param("model_dir") or None, threads=self._param("engine_threads"),
-                             engine=self._param("engine"), engine_config=engine_config)
-        model.prepare(Scene(places=self._places))  # the map part of the prompt, computed once
-        return model, deadline_ms
+            values = parameter_values(self, PARAMETERS)
+            reasoner = reasoner_from_parameters(values, clock=self._now)
+            navigator = navigator_for(self, values)
+            try:
+                gripper = gripper_for(self, values)
+            except ConfigurationError:
+                navigator.destroy()
+                raise
+        except (ConfigurationError, ModelLoadError) as error:
+            self._configure_error = str(error)
+            if not self._param("autostart"):  # autostart reports it once, as "cannot start"
+                self.get_logger().error(f"configure failed, staying unconfigured: {error}")
+            return FAILURE
+        self._reasoner, self._navigator, self._gripper = reasoner, navigator, gripper
+        self._out = CoreOutputs(self, reasoner.core, navigator, gripper)
+        self._diagnostics_timer = self.create_timer(1.0 / self._param("diagnostics_rate_hz"),
+                                                    self._guarded("diagnostics", self._on_diagnostics))
+        self.get_logger().info(f"configured: {reasoner.summary()}; navigation through {navigator.describe()}; "
+                               f"gripper through {gripper.describe() if gripper else 'gripper/commands'}")
+        return super().on_configure(state)
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        return self._transition("activate", self._activate, super().on_activate, state)
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        return self._transition("deactivate", lambda: self._stop_acting("deactivated"), super().on_deactivate,
+                                state)
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        return self._transition("cleanup", self._release, super().on_cleanup, state)
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        return self._transition("shutdown", self._shut_down, super().on_shutdown, state)
+
+    def _transition(self, name: str, work, parent, state: LifecycleState) -> TransitionCallbackReturn:
+        """``work()`` then the LifecycleNode's own callback; an exception is logged with where it came from (rclpy
+        turns it into ERROR without a word) and answered ERROR."""
+        try:
+            work()
+            return parent(state)
+        except Exception as error:  # noqa: BLE001 - the transition fails, the node says why
+            self.get_logger().error(f"{name} failed: {type(error).__name__}: {error}\n{traceback.format_exc()}")
+            return TransitionCallbackReturn.ERROR
 
     def _activate(self) -> None:
-        self._lock = threading.Lock()  # the core is used by the node's executor and by the emergency stop's thread
-        self._rejected = dict.fromkeys(("perception", "odom", "callback_errors"), 0)
-        self._out = CoreOutputs(self, self._core)
+        with self._lock:
+            self._create_active_parts()
+        self.get_logger().info("active: hearing speech/transcript")
+
+    def _shut_down(self) -> None:
+        if self._active_parts:
+            self._stop_acting("shutting down")
+        self._release()
+
+    def _create_active_parts(self) -> None:
         subscriptions = ((String, "speech/transcript", self._on_speech, SPEECH_QOS),
                          (String, "perception/objects", self._on_perception, SENSOR_QOS),
                          (Odometry, "odom", self._on_odom, SENSOR_QOS),
@@ -172,14 +170,52 @@ class ReasonerNode(Node):
         self._speech_sub = created["speech/transcript"]
         self._planned_signal = self.create_guard_condition(self._guarded("planner", self._on_planned))
         self._worker = PlanningWorker(self._core.plan, self._planned_signal.trigger)
-        self.create_timer(1.0 / self._param("control_rate_hz"), self._guarded("control", self._on_control_tick))
-        self.create_timer(1.0 / self._param("diagnostics_rate_hz"), self._guarded("diagnostics", self._on_diagnostics))
-        self._estop = EmergencyStopListener(self, self._on_emergency_stop)
+        control = self._guarded("control", self._on_control_tick)
+        timers = [self.create_timer(1.0 / self._param("control_rate_hz"), control)]
+        if self._param("markers_rate_hz") > 0.0:
+            timers.append(self.create_timer(1.0 / self._param("markers_rate_hz"),
+                                            self._guarded("markers", self._out.publish_markers)))
+        self._navigator.on_result = self._guarded("navigation", self._on_navigation_result)
+        self._navigator.on_feedback = self._guarded("navigation_feedback", self._on_navigation_feedback)
+        if self._gripper is not None:
+            self._gripper.on_reply = self._guarded("gripper_action", self._on_manipulator_reply)
+        estop = EmergencyStopListener(self, self._on_emergency_stop)
+        self._active_parts = [*((self.destroy_subscription, sub) for sub in created.values()),
+                              (self.destroy_guard_condition, self._planned_signal),
+                              *((self.destroy_timer, timer) for timer in timers),
+                              (PlanningWorker.close, self._worker), (EmergencyStopListener.close, estop)]
+
+    def _stop_acting(self, why: str) -> None:
+        """Deactivation: stop the robot and drop what waits, then stop hearing (the last outputs go out while the
+        publishers are still enabled)."""
+        with self._lock:
+            self._out.publish(self._core.emergency_stop(self._now(), reason=why))
+            self._navigator.on_result = self._navigator.on_feedback = None
+            if self._gripper is not None:
+                self._gripper.on_reply = None
+        for destroy, part in reversed(self._active_parts):  # the helpers first: no callback after this
+            destroy(part)
+        with self._lock:  # the answer being planned when the worker closed was dropped by the stop: let it go
+            for job, result in self._worker.take():
+                self._out.publish(self._core.planned(job, result, self._now()))
+            self._cancel_release_timer()
+        self._active_parts = []
+        self.get_logger().info(f"{why}: robot stopped, not hearing until activated")
+
+    def _release(self) -> None:
+        if self._diagnostics_timer is not None:
+            self.destroy_timer(self._diagnostics_timer)
+        if self._out is not None:
+            self._out.destroy()
+        for client in (self._navigator, self._gripper):
+            if client is not None:
+                client.destroy()
+        self._reasoner = self._out = self._navigator = self._gripper = self._diagnostics_timer = None
 
     def destroy_node(self) -> None:
-        for helper in (getattr(self, "_estop", None), getattr(self, "_worker", None)):
-            if helper is not None:
-                helper.close()
+        for destroy, part in self._active_parts:
+            if destroy in (PlanningWorker.close, EmergencyStopListener.close):  # threads end; rcl entities go anyway
+                destroy(part)
         super().destroy_node()
 
     # ---- callbacks: convert, call the core, publish -----------------------------------------------------------
@@ -247,11 +283,14 @@ class ReasonerNode(Node):
         self._out.publish(self._core.release_due(self._now()))
         self._arm_release_timer()
 
-    def _arm_release_timer(self) -> None:
-        """A one-shot timer for the next held answer (none when nothing is held)."""
+    def _cancel_release_timer(self) -> None:
         if self._release_timer is not None:
             self.destroy_timer(self._release_timer)
             self._release_timer = None
+
+    def _arm_release_timer(self) -> None:
+        """A one-shot timer for the next held answer (none when nothing is held)."""
+        self._cancel_release_timer()
         due_s = self._core.next_release_s
         if due_s is not None:
             self._release_timer = self.create_timer(max(due_s - self._now(), 1e-4),
@@ -259,7 +298,7 @@ class ReasonerNode(Node):
 
     def _on_perception(self, msg: String) -> None:
         try:
-            scene = parse_perception_json(msg.data, places=self._places, robot=self._core.pose)
+            scene = parse_perception_json(msg.data, places=self._reasoner.places, robot=self._core.pose)
         except SceneError as error:
             self._rejected["perception"] += 1
             self._out.log(WARN, f"perception/objects ignored, keeping the previous scene: {error}", "perception")
@@ -275,49 +314,25 @@ class ReasonerNode(Node):
         self._out.publish(self._core.on_odom(pose, conversions.base_velocity_from_odometry(msg), self._now()))
 
     def _on_manipulator_status(self, msg: String) -> None:
-        self._out.publish(self._core.on_reply(msg.data, self._now()))
+        self._on_manipulator_reply(msg.data)
+
+    def _on_manipulator_reply(self, text: str) -> None:
+        """A reply from manipulator/status, or the gripper action's result as the same text."""
+        self._out.publish(self._core.on_reply(text, self._now()))
+
+    def _on_navigation_result(self, succeeded: bool, detail: str) -> None:
+        self._out.publish(self._core.on_navigation_result(succeeded, detail, self._now()))
+
+    def _on_navigation_feedback(self, remaining_m: float) -> None:
+        self._core.on_navigation_feedback(remaining_m, self._now())
 
     def _on_control_tick(self) -> None:
         self._out.publish(self._core.tick(self._now()))
 
     def _on_diagnostics(self) -> None:
-        now_s, core = self._now(), self._core
-        status = core.status(now_s)
-        problems = status["problems"]
-        self._out.diagnostics.publish(conversions.diagnostics_to_msg(
-            name=f"{self.get_name()}: reasoner",
-            hardware_id=str(self._model.model_dir),
-            level="warn" if problems else "ok",
-            message="; ".join(problems) or f"ready, executor {core.executor.state.value}",
-            values={
-                "model_loaded": True,
-                "model_dir": self._model.model_dir,
-                "last_planning_latency_ms": core.last_latency_ms,
-                "emulated_target_model": core.emulator.target.name,
-                "emulated_hardware": core.emulator.hardware.name,
-                "emulated_stack": core.emulator.stack.name,
-                "last_emulated_planning_latency_ms": core.last_emulated_ms,
-                "pacing": core.pacing,
-                "last_pacing_behind_ms": core.last_behind_ms,
-                "plans_held": len(core.held),
-                "scene_age_s": status["scene_age_s"],
-                "pose_known": status["pose_known"],
-                "executor_state": core.executor.state.value,
-                "current_step_index": core.executor.current_step_index,
-                "plans_received": core.plans,
-                "plan_records_published": core.counts["records"],
-                "speech_queue_depth": core.waiting,
-                "speech_queue_capacity": core.queue_depth,
-                "utterances_dropped_busy": core.counts["busy"],
-                "utterances_dropped_by_stop": core.counts["stopped"],
-                "emergency_stops": core.counts["emergency_stops"],
-                "manipulator_replies_ignored": core.counts["stray_replies"],
-                "perception_rejected": self._rejected["perception"],
-                "odom_rejected": self._rejected["odom"],
-                "callback_errors": self._rejected["callback_errors"],
-            },
-            stamp_s=now_s,
-        ))
+        state = "active" if self._active_parts else "inactive"
+        self._out.diagnostics.publish(diagnostics_msg(self, self._reasoner, state, self._rejected,
+                                                      self._navigator, self._now()))
 
 
 def main(args=None) -> int:

@@ -1,5 +1,9 @@
 """reasoner_node's publishers and the one place that turns the reasoner core's outputs into messages, in order.
 
+The publishers are lifecycle publishers, created at configure: they publish only while the node is active.
+Navigation goals and cancels go through the navigator (``ros/navigation.py``: the NavigateToPose action or the
+goal_pose topic). /diagnostics is a plain publisher: the node reports its lifecycle state while inactive too.
+
 Thread safety: publishing is safe from any thread (rcl publishers are), but the outputs of one core call must
 go out in order, so the node calls ``publish`` while it holds its core lock. ``zero_velocity`` is the emergency
 stop's fast path: it needs nothing of the core and is published before the lock is taken.
@@ -13,30 +17,40 @@ import time
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, Twist
 from std_msgs.msg import Float64MultiArray, String
+from visualization_msgs.msg import MarkerArray
 
 from wafer_reasoner.planner.commands import ArmTarget, CancelGoals, GripperCommand, NavigationGoal, Say, VelocityCommand
 from wafer_reasoner.ros import conversions
-from wafer_reasoner.ros.qos import COMMAND_QOS, PLAN_QOS
+from wafer_reasoner.ros.qos import COMMAND_QOS, MARKERS_QOS, PLAN_QOS
 from wafer_reasoner.runtime.core import WARN, EventRecord, Log, PlanRecord
+from wafer_reasoner.runtime.markers import MarkerView, reasoner_markers
 from wafer_reasoner.runtime.throttle import Throttle
 
 WARN_THROTTLE_S = 5.0  # a repeated warning (same kind) at most this often, with a count of the ones left out
 
 
 class CoreOutputs:
-    """Publishers of goal_pose, cmd_vel, manipulator/target_pose, gripper/commands, say, reasoner/plan and
-    /diagnostics; logging of the core's Log lines, throttled by their key."""
+    """Publishers of cmd_vel, manipulator/target_pose, gripper/commands, say, reasoner/plan, reasoner/markers and
+    /diagnostics; goals through the navigator, gripper commands through the gripper action when there is one;
+    logging of the core's Log lines, throttled by their key."""
 
-    def __init__(self, node, core) -> None:
-        self._node, self._core = node, core
+    def __init__(self, node, core, navigator, gripper=None) -> None:
+        self._node, self._core, self._navigator, self._gripper_action = node, core, navigator, gripper
         self._throttle = Throttle(WARN_THROTTLE_S)
-        self.goal = node.create_publisher(PoseStamped, "goal_pose", COMMAND_QOS)
-        self.cmd_vel = node.create_publisher(Twist, "cmd_vel", COMMAND_QOS)
-        self.arm = node.create_publisher(PoseStamped, "manipulator/target_pose", COMMAND_QOS)
-        self.gripper = node.create_publisher(Float64MultiArray, "gripper/commands", COMMAND_QOS)
-        self.say = node.create_publisher(String, "say", COMMAND_QOS)
-        self.plan = node.create_publisher(String, "reasoner/plan", PLAN_QOS)
+        lifecycle = node.create_lifecycle_publisher
+        self.cmd_vel = lifecycle(Twist, "cmd_vel", COMMAND_QOS)
+        self.arm = lifecycle(PoseStamped, "manipulator/target_pose", COMMAND_QOS)
+        self.gripper = lifecycle(Float64MultiArray, "gripper/commands", COMMAND_QOS)
+        self.say = lifecycle(String, "say", COMMAND_QOS)
+        self.plan = lifecycle(String, "reasoner/plan", PLAN_QOS)
+        self.markers = lifecycle(MarkerArray, "reasoner/markers", MARKERS_QOS)
         self.diagnostics = node.create_publisher(DiagnosticArray, "/diagnostics", COMMAND_QOS)
+        self.last_arm_target = None  # (x, y, z) of the last arm target sent, for the markers
+
+    def destroy(self) -> None:
+        for publisher in (self.cmd_vel, self.arm, self.gripper, self.say, self.plan, self.markers):
+            self._node.destroy_lifecycle_publisher(publisher)
+        self._node.destroy_publisher(self.diagnostics)
 
     def now_s(self) -> float:
         return conversions.seconds_from_nanoseconds(self._node.get_clock().now().nanoseconds)
@@ -55,6 +69,11 @@ class CoreOutputs:
 
     def zero_velocity(self) -> None:
         self.cmd_vel.publish(conversions.zero_twist())
+
+    def publish_markers(self) -> None:
+        view = MarkerView.of(self._core, arm_target=self.last_arm_target)
+        self.markers.publish(conversions.markers_to_msg(reasoner_markers(view), frame_id=self._frame(),
+                                                        stamp_s=self.now_s()))
 
     def publish(self, outputs) -> None:
         now_s = self.now_s()
@@ -79,8 +98,9 @@ class CoreOutputs:
 
     def _command(self, command, now_s: float) -> None:
         if isinstance(command, NavigationGoal):
-            self._pose(self.goal, conversions.navigation_goal_to_pose(command, frame_id=self._frame(),
-                                                                      stamp_s=now_s), "goal_pose")
+            msg = conversions.navigation_goal_to_pose(command, frame_id=self._frame(), stamp_s=now_s)
+            if self._checked(msg, "goal_pose"):
+                self._navigator.send(msg)
         elif isinstance(command, VelocityCommand):
             limits = self._core.limits
             twist = conversions.velocity_to_twist(command, max_linear_mps=limits.max_linear_speed_mps,
@@ -90,25 +110,30 @@ class CoreOutputs:
                 twist = conversions.zero_twist()
             self.cmd_vel.publish(twist)
         elif isinstance(command, ArmTarget):
-            self._pose(self.arm, conversions.arm_target_to_pose(command, robot=self._core.pose, frame_id=self._frame(),
-                                                                stamp_s=now_s), "manipulator/target_pose")
+            msg = conversions.arm_target_to_pose(command, robot=self._core.pose, frame_id=self._frame(), stamp_s=now_s)
+            if self._checked(msg, "manipulator/target_pose"):
+                self.arm.publish(msg)
+                self.last_arm_target = (command.x, command.y, command.z)
         elif isinstance(command, GripperCommand):
-            self.gripper.publish(conversions.gripper_command_to_msg(command))
+            if self._gripper_action is not None:  # ros/gripper_action.py: its result comes back as the reply
+                self._gripper_action.send(command)
+            else:
+                self.gripper.publish(conversions.gripper_command_to_msg(command))
         elif isinstance(command, CancelGoals):
-            self._hold_position(now_s)
+            self._navigator.cancel(self._current_pose(now_s))
         else:
             self.log(WARN, f"unknown core output {type(command).__name__} not published", "unknown_output")
 
-    def _pose(self, publisher, msg, topic: str) -> None:
+    def _checked(self, msg, topic: str) -> bool:
         if msg is None:  # the executor checks this too; never put a NaN on the wire
             self.log(WARN, f"{topic} not published: non-finite pose", f"non_finite_{topic}")
-            return
-        publisher.publish(msg)
+            return False
+        return True
 
-    def _hold_position(self, now_s: float) -> None:
-        """goal_pose has no cancel: send the current pose as the goal (Nav2 and sim_world then hold still). The
-        zero cmd_vel that always follows CancelGoals stops a base driven by velocity."""
+    def _current_pose(self, now_s: float):
+        """The robot's pose as a goal (what a goal_pose 'cancel' sends; the zero cmd_vel after CancelGoals stops
+        a base driven by velocity); None before the first odometry."""
         pose = self._core.pose
-        if math.isfinite(pose.x):
-            self._pose(self.goal, conversions.pose_stamped(pose.x, pose.y, pose.yaw, frame_id=self._frame(),
-                                                           stamp_s=now_s), "goal_pose")
+        if not math.isfinite(pose.x):
+            return None
+        return conversions.pose_stamped(pose.x, pose.y, pose.yaw, frame_id=self._frame(), stamp_s=now_s)

@@ -3,10 +3,17 @@ exactly and the README's Parameters section documents it (test_reasoner_node.py 
 
 from wafer_reasoner.emulator.pacing import OFF
 from wafer_reasoner.ros.params import Param
+from wafer_reasoner.runtime.assembly import ConfigurationError, build_reasoner
 from wafer_reasoner.runtime.core import DEFAULT_QUEUE_DEPTH
+from wafer_reasoner.runtime.resources import ResourceError, config_file
+from wafer_reasoner.sim.scenario import ScenarioError, load_places_file
+
+SEMANTIC_MAP_FILE = "semantic_map.yaml"
 
 # Every parameter of the node; config/reasoner.yaml mirrors this exactly (test_reasoner_node checks it).
 PARAMETERS = {
+    "autostart": Param(True, "Configure and activate the managed node at start. False: stay unconfigured until a "
+                             "lifecycle manager (or `ros2 lifecycle set`) configures and activates it."),
     "model_dir": Param(
         "", "Folder with planner.onnx, genai_config.json and tokenizer.json. Empty: the model shipped in the package."
     ),
@@ -35,6 +42,30 @@ PARAMETERS = {
     ),
     "control_rate_hz": Param(20.0, "Executor tick rate (timeouts, waits, rotation keep-alive), Hz.", 1.0, 200.0),
     "diagnostics_rate_hz": Param(1.0, "/diagnostics publishing rate, Hz.", 0.1, 10.0),
+    "markers_rate_hz": Param(2.0, "reasoner/markers (RViz MarkerArray) publishing rate while active, Hz (0: off).",
+                             0.0, 30.0),
+    "navigation.mode": Param(
+        "auto", "How navigation goals go out: action (a NavigateToPose action client: feedback, result, cancel; "
+        "needs navigation.action_type importable, e.g. nav2_msgs), topic (PoseStamped on goal_pose; a cancel "
+        "sends the current pose), auto (action where the type is importable, else topic)."),
+    "navigation.action_type": Param(
+        "nav2_msgs/action/NavigateToPose", "Action type of navigation.mode action/auto: package/action/Name with "
+        "Nav2's NavigateToPose goal (pose, behavior_tree), feedback and result."),
+    "navigation.action_name": Param("navigate_to_pose", "Action server name (relative: follows the namespace)."),
+    "gripper.mode": Param(
+        "topic", "How gripper commands go out: topic (gripper/commands, answered on manipulator/status), action (a "
+        "GripperCommand action client: its result is the answer) or auto (action where gripper.action_type "
+        "is importable, else topic)."),
+    "gripper.action_type": Param("control_msgs/action/GripperCommand",
+                                 "Action type of gripper.mode action/auto (control_msgs' GripperCommand definition)."),
+    "gripper.action_name": Param("gripper_cmd", "Gripper action server name (relative), e.g. "
+                                                "gripper_controller/gripper_cmd for ros2_control."),
+    "gripper.open_position": Param(1.0, "GripperCommand position that opens the gripper (robot units).",
+                                   -1000.0, 1000.0),
+    "gripper.closed_position": Param(0.0, "GripperCommand position that closes it (an object stalls it earlier).",
+                                     -1000.0, 1000.0),
+    "gripper.max_effort": Param(10.0, "GripperCommand max_effort (robot units; 0: the controller's choice).",
+                                0.0, 10000.0),
     "manipulator_replies_to_gripper": Param(
         True,
         "The manipulator answers every gripper command on manipulator/status too (sim_world does). "
@@ -97,6 +128,26 @@ PARAMETERS = {
         "reports pacing.behind_ms. Stop commands are never paced.",
     ),
 }
-LIMITS_PREFIX = "limits."
-ENGINE_PREFIX = "engine_"
-EXECUTOR_PREFIX = "executor."
+
+
+def defaults() -> dict:
+    """{name: default} of every parameter."""
+    return {name: param.default for name, param in PARAMETERS.items()}
+
+
+def semantic_map(values: dict) -> tuple:
+    """(named places, the file they came from) of ``semantic_map_file``; ConfigurationError saying how to fix it."""
+    hint = "Set 'semantic_map_file' to a YAML file with 'places: [{name, x, y, yaw}]'."
+    try:
+        path = config_file(SEMANTIC_MAP_FILE, values["semantic_map_file"])
+        return load_places_file(str(path)), path
+    except ResourceError as error:
+        raise ConfigurationError(f"cannot read the semantic map: {error}. {hint}") from None
+    except ScenarioError as error:
+        raise ConfigurationError(f"{error}. {hint}") from None
+
+
+def reasoner_from_parameters(values: dict, *, clock=None):
+    """The Reasoner (runtime/assembly.py) these parameter values describe."""
+    places, map_file = semantic_map(values)
+    return build_reasoner(values, places, map_file, clock=clock)

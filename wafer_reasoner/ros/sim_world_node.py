@@ -13,6 +13,8 @@ Topics (relative names, so they remap onto ros_gz_bridge's; QoS from wafer_reaso
                                                                      pose: stamp in ns; gripper: 'gripper#<id>'
                                                                      label), left out when it has none
               /clock                   rosgraph_msgs/Clock           only with publish_clock:=true
+  serves      navigate_to_pose         NavigateToPose action         only with navigation_action_type set
+              gripper_cmd              GripperCommand action         only with gripper_action_type set
 
 With ``publish_clock`` the node owns simulated time: a steady-clock timer advances it by real time times
 ``real_time_factor`` and every stamp is that time (run the other nodes with use_sim_time). Otherwise the
@@ -39,10 +41,12 @@ from wafer_reasoner.ros.conversions import command_id_of_gripper_msg, command_id
 from wafer_reasoner.ros.node_main import run_node
 from wafer_reasoner.ros.params import Param, declare_parameters
 from wafer_reasoner.ros.qos import CLOCK_QOS, COMMAND_QOS, SENSOR_QOS, VELOCITY_SUB_QOS
+from wafer_reasoner.ros.sim_actions import GripperCommandServer, NavigateToPoseServer
 from wafer_reasoner.runtime.gate import format_reply
 from wafer_reasoner.runtime.resources import ResourceError, scenario_file
 from wafer_reasoner.sim.scenario import ScenarioError, load_scenario
 from wafer_reasoner.sim.world import (
+    GripperCommand,
     ManipulationStatus,
     ReplyOwners,
     World,
@@ -76,6 +80,10 @@ PARAMETERS = {
     "base_frame_id": Param("base_link", "child_frame_id of odom."),
     "publish_clock": Param(False, "Publish /clock and own simulated time (then run the other nodes with "
                                   "use_sim_time)."),
+    "navigation_action_type": Param("", "Serve navigate_to_pose with this NavigateToPose action type "
+                                        "(package/action/Name, e.g. nav2_msgs/action/NavigateToPose). Empty: none."),
+    "gripper_action_type": Param("", "Serve gripper_cmd with this GripperCommand action type "
+                                     "(e.g. control_msgs/action/GripperCommand). Empty: none."),
 }
 WORLD_PARAMETERS = tuple(name for name in PARAMETERS if name in WorldConfig.__dataclass_fields__)
 
@@ -114,6 +122,11 @@ class SimWorldNode(Node):
         self.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, VELOCITY_SUB_QOS)
         self.create_subscription(PoseStamped, "manipulator/target_pose", self._on_target_pose, COMMAND_QOS)
         self.create_subscription(Float64MultiArray, "gripper/commands", self._on_gripper, COMMAND_QOS)
+        action_type = param("navigation_action_type")
+        self._navigation = NavigateToPoseServer(self, self._world, action_type) if action_type else None
+        gripper_type = param("gripper_action_type")
+        self._gripper_action = GripperCommandServer(self, self._gripper_from_action, gripper_type) \
+            if gripper_type else None
 
         period_s = 1.0 / param("physics_rate_hz")
         if self._owns_clock:  # our own /clock cannot drive our timer: tick on the steady clock
@@ -164,6 +177,8 @@ class SimWorldNode(Node):
             self.get_logger().warning("goal_pose ignored: non-finite position or orientation")
             return
         yaw = yaw_from_quaternion(q.x, q.y, q.z, q.w)
+        if self._navigation is not None:
+            self._navigation.preempt("preempted by a goal_pose message")
         self._world.set_goal(p.x, p.y, yaw)
         self.get_logger().info(f"goal ({p.x:.2f}, {p.y:.2f}, {yaw:.2f} rad)")
 
@@ -172,6 +187,10 @@ class SimWorldNode(Node):
         if not _all_finite(lin.x, lin.y, lin.z, ang.x, ang.y, ang.z):
             self.get_logger().warning("cmd_vel ignored: non-finite value", throttle_duration_sec=2.0)
             return
+        if self._navigation is not None and self._navigation.active:
+            if not (lin.x or ang.z):
+                return  # the action owns the base (as Nav2 would): a zero cmd_vel does not end its goal
+            self._navigation.preempt("preempted by cmd_vel")
         self._world.set_cmd_vel(lin.x, ang.z)
 
     def _on_target_pose(self, msg: PoseStamped) -> None:
@@ -200,14 +219,24 @@ class SimWorldNode(Node):
             return
         self._command(lambda: self._world.command_gripper(command), command_id)
 
+    def _gripper_from_action(self, opening: bool, token) -> None:
+        command = GripperCommand.OPEN if opening else GripperCommand.CLOSE
+        self._command(lambda: self._world.command_gripper(command), token)
+
     def _command(self, call, command_id) -> None:
         """Run one arm/gripper command on the world; publish the replies due now, each with its command's id."""
         busy = self._world.manipulation_busy
         self._publish_statuses(self._reply_owners.command(self._world, call(), command_id, busy))
 
     def _publish_statuses(self, replies) -> None:
-        for status, command_id in replies:
-            self._status_pub.publish(String(data=format_reply(status is ManipulationStatus.SUCCEEDED, command_id)))
+        """Each reply on manipulator/status, echoing its command's id, or as the result of the gripper action goal
+        that commanded it."""
+        for status, owner in replies:
+            succeeded = status is ManipulationStatus.SUCCEEDED
+            if self._gripper_action is not None and self._gripper_action.owns(owner):
+                self._gripper_action.finish(owner, succeeded)
+            else:
+                self._status_pub.publish(String(data=format_reply(succeeded, owner)))
 
     # ---- time --------------------------------------------------------------------------------------------
 
@@ -230,6 +259,8 @@ class SimWorldNode(Node):
     def _advance(self, dt: float, stamp_s) -> None:
         """Step the world; publish what is due. ``stamp_s`` None: the world's own time is the stamp."""
         self._publish_statuses(self._reply_owners.stepped(self._world, self._world.step(dt)))
+        if self._navigation is not None:
+            self._navigation.step()
         if stamp_s is None:
             stamp_s = self._world.time_s
             self._clock_pub.publish(ClockMsg(clock=_time_msg(stamp_s)))

@@ -277,10 +277,11 @@ class ReasonerCore:
         """Release every held answer whose time has come (up to ``slack_s`` early, for float round-off)."""
         return tuple(self._release_due(now_s, slack_s))
 
-    def emergency_stop(self, now_s: float) -> tuple:
-        """Zero velocity, drop every waiting utterance and held answer, stop the executor; no record of its own."""
-        self.counts["emergency_stops"] += 1
-        out = [VelocityCommand(0.0, 0.0), Log(WARN, "emergency stop: velocity zeroed, plan stopped", "estop")]
+    def emergency_stop(self, now_s: float, *, reason: str = "emergency stop") -> tuple:
+        """Zero velocity, drop every waiting utterance and held answer, stop the executor; no record of its own.
+        Another ``reason`` (a lifecycle deactivation) does the same without counting an emergency stop."""
+        self.counts["emergency_stops"] += reason == "emergency stop"
+        out = [VelocityCommand(0.0, 0.0), Log(WARN, f"{reason}: velocity zeroed, plan stopped", "estop")]
         out += self._drop_waiting(now_s)
         out += self._dispatch(self.executor.stop(now_s), now_s)
         return tuple(out + self._release_due(now_s))
@@ -361,6 +362,14 @@ class ReasonerCore:
             why = "is not 'succeeded' or 'failed' [id]" if reply.kind == MALFORMED else "answers no command"
             return (Log(WARN, f"manipulator/status '{short(text)}' {why}; ignored", "manipulator_reply"),)
         return self._handle_reply(reply, now_s)
+
+    def on_navigation_result(self, succeeded: bool, detail: str, now_s: float) -> tuple:
+        """The navigation stack's verdict on the goal in flight (a NavigateToPose result)."""
+        return self._dispatch(self.executor.on_navigation_result(succeeded, detail, now_s), now_s)
+
+    def on_navigation_feedback(self, remaining_m: float, now_s: float) -> None:
+        """The navigation stack's progress on the goal in flight (NavigateToPose feedback)."""
+        self.executor.on_navigation_feedback(remaining_m, now_s)
 
     def tick(self, now_s: float) -> tuple:
         out = ()

@@ -22,10 +22,16 @@ _TITLES = re.compile(r"\b(?:dr|mr|mrs|ms|st|prof|no|vs|etc)\.", re.IGNORECASE)
 _WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _OPENERS = re.compile(
     r"^(?:(?:anyway|anyhow|meanwhile|in the meantime|for now|so|okay|ok|alright|right|oh|ah|well|also|and|then|than|"
-    r"after that|afterwards|finally|next|now|"
-    r"just|honestly|actually|basically|first|um|uh|er|hey|hi|hello|robot|please|dear|yes|yeah|sorry|look|listen|"
+    r"after that|afterwards|finally|next|now|scratch that|on second thought|change of plans?|"
+    r"just|honestly|actually|basically|first|um|uh|er|hey|hi|hello|robot|please|dear|yes|yeah|no|nope|nah|sorry|look|listen|"
     r"could you|can you|would you|will you|would you mind|do you mind|if you can|if you don't mind|kindly|"
     r"is possible to|is it possible to|please to|you can|you must|you will|i want that you|you)\b[\s,]*)+")
+# words that only mark a turn of talk ("no, go to the office instead"): the sentence asks what it asks without
+# them, so they are taken off a sentence that opens with a verb after them
+_DISCOURSE = re.compile(r"^(?:(?:no|nope|nah|actually|anyway|anyhow|okay|ok|alright|oh|ah|well|so|um|uh|er|hmm|"
+                        r"sorry|oops|wait no|change of plans?|scratch that|on second thought)\b[\s,;:.!-]*)+",
+                        re.IGNORECASE)
+_INSTEAD = re.compile(r"[\s,]+(?:instead|instead of that|rather)(?=[\s.!,]*$)", re.IGNORECASE)
 _REQUESTS = re.compile(r"^(?:i need|i want|i'd like|i would like|i'd love|(?:can|could|may) i (?:have|get)|let's|"
                        r"i'm going to need|we need)\b")
 _SUBJECTS = frozenset({"i", "i'm", "i've", "i'll", "i'd", "it's", "that's", "there's", "we", "we're", "we've",
@@ -68,12 +74,22 @@ def _without_asides(sentence: str) -> str:
     return ",".join(kept)
 
 
+def _without_discourse(sentence: str) -> str:
+    """"No, go to the office instead." -> "go to the office.": the turn-of-talk words off a sentence that then
+    opens with a command verb; any other sentence as it is."""
+    plain = _INSTEAD.sub("", _DISCOURSE.sub("", sentence.strip()))
+    words = _WORDS.findall(plain.lower())
+    return plain if plain != sentence.strip() and words and words[0] in _VERBS else sentence
+
+
 def what_is_asked(utterance: str) -> str:
-    """The sentences of ``utterance`` that ask, without their asides; the whole utterance when none asks."""
+    """The sentences of ``utterance`` that ask, without their asides and turn-of-talk words; the whole utterance
+    when none asks."""
     paused = _ELLIPSIS.sub(",", utterance.strip())  # "um... the desk": a pause, not a sentence's end
     paused = _TITLES.sub(lambda match: match.group(0)[:-1], paused)  # "Dr. Okafor": one sentence
     sentences = [s for s in _SENTENCES.split(paused) if s.strip()]
-    asking = [_without_asides(s) for k, s in enumerate(sentences) if asks(s) or _names_what_follows(sentences, k)]
+    asking = [_without_discourse(_without_asides(s)) for k, s in enumerate(sentences)
+              if asks(s) or _names_what_follows(sentences, k)]
     if not asking or asking == sentences:
         return utterance
     return " ".join(part.strip() for part in asking)

@@ -1,0 +1,32 @@
+"""understanding/context.py: only the sentences that ask reach the planner, without asides and turn-of-talk words."""
+
+import pytest
+
+from wafer_reasoner.understanding.context import asks, what_is_asked
+
+
+@pytest.mark.parametrize("said, asked", [
+    ("Ugh, what a morning. Anyway, hand me the tape measure, would you? Thanks.",
+     "hand me the tape measure, would you?"),
+    ("I'm so tired. Bring me the cup.", "Bring me the cup."),
+    ("The wrench. Bring it to me.", "The wrench. Bring it to me."),
+    ("Bring me the cup, I think I left it on the desk.", "Bring me the cup"),
+    ("no, go to the office instead", "go to the office"),
+    ("No. Go to the office instead.", "Go to the office."),
+    ("actually, go to the office", "go to the office"),
+    ("Sorry, put the cup in the office instead.", "put the cup in the office."),
+    ("okay so, scratch that, bring me the cup rather", "bring me the cup"),
+])
+def test_the_planner_reads_what_is_asked(said, asked):
+    assert what_is_asked(said) == asked
+
+
+@pytest.mark.parametrize("said", ["no", "no thanks", "no, don't go", "well, I think the cup is there",
+                                  "go to the kitchen", "put the cup on the well"])
+def test_what_asks_nothing_or_only_asks_stays_whole(said):
+    assert what_is_asked(said) == said
+
+
+def test_a_turn_of_talk_word_does_not_hide_a_request_or_make_one():
+    assert asks("no, go to the office") and asks("actually, bring me the cup")
+    assert not asks("no, I think it's fine") and not asks("well, that was a long day")
