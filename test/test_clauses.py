@@ -61,3 +61,29 @@ def test_a_model_plans_each_part_with_the_state_the_parts_before_leave():
     assert whole.parts == 3 and all(part.parts == 1 for part in parts)
     assert whole.text == clauses.join_plans([part.text for part in parts])
     assert whole.tokens == sum(part.tokens for part in parts)
+
+
+@pytest.mark.parametrize("part", ["wash the cup", "could you please vacuum the rug", "go and mop the floor",
+                                  "I need you to water the plants", "robot, lock the door", "hey, fry an egg"])
+def test_a_verb_the_language_cannot_do_asks_outside(part):
+    assert clauses.asks_outside(part)
+
+
+@pytest.mark.parametrize("part", ["bring me the cup", "go to the kitchen", "turn left", "set the cup on the table",
+                                  "put the cup close to the sink", "the red cup, wash it", "bring me the iron",
+                                  "read cup"])
+def test_a_supported_command_or_a_noun_first_does_not(part):
+    assert not clauses.asks_outside(part)
+
+
+def test_a_word_that_names_something_in_view_is_no_verb():
+    assert clauses.asks_outside("iron, bring it to me")
+    assert not clauses.asks_outside("iron, bring it to me", frozenset({"iron"}))
+
+
+def test_any_part_outside_makes_the_whole_a_refusal_without_the_model():
+    model = PlannerModel(TINY)
+    scene = Scene(robot=RobotPose(0.0, 0.0, 0.0), objects=(SceneObject("cup_1", "cup", "red", 1.0, 0.0),))
+    assert model.generate(scene, "wash the cup").tokens == 0  # the model is not asked
+    for say in ("wash the cup", "bring me the cup and then wash it", "go to the cup and wipe it"):
+        assert model.generate(scene, say).text == "clarify(unsupported)", say

@@ -44,6 +44,7 @@ def test_rewrite_leaves_known_words_and_what_the_scene_names():
 
 
 def test_safetensors_are_read_by_name_dtype_and_shape():
+    pytest.importorskip("torch")  # training/minilm.py runs the encoder in torch: the [train] extra
     from wafer_reasoner.training.minilm import read_safetensors
 
     weights = np.arange(6, dtype=np.float32).reshape(2, 3)

@@ -131,6 +131,8 @@ def _validate(profiles: dict, stacks: dict, targets: dict) -> int:
     print(report.format_stacks(result, stacks, figures))
     print("\nValidation, leave one stack out (each stack's rows predicted with constants fitted without them)\n")
     print(report.format_validation(result))
+    print("\nConstants of each validated stack: its own fit and what it gets when left out\n")
+    print(report.format_held_constants(result))
     print("\nPlacement checks")
     placements_ok = True
     for fact, expected, placed in calibration.check_placements(profiles, targets):

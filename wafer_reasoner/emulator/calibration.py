@@ -53,6 +53,7 @@ class Report:
     calibration_rows: tuple  # Prediction of each physics calibration row (fitted stacks)
     fitted: tuple  # Prediction of each validation row with its own stack's fitted constants
     held_out: tuple  # Prediction of each validation row, its stack left out
+    held_stacks: tuple = ()  # ((name, ServingStack), ...): each validated stack as predicted when left out
 
 
 # -- physics ------------------------------------------------------------------------------------------------------
@@ -175,6 +176,7 @@ def validate(figures, profiles: dict, stacks: dict, targets: dict) -> Report:
                                for row in figures if row.role == "calibration"),
         fitted=tuple(predict(row, calibrated, fitted_stacks[row.stack], targets) for row in validation),
         held_out=tuple(predict(row, calibrated, held[row.stack], targets) for row in validation),
+        held_stacks=tuple(sorted(held.items())),
     )
 
 

@@ -1,6 +1,7 @@
 """The calibration and validation tables (markdown) that ``wafer-reasoner emulate --validate`` prints and
 docs/emulator.md carries: the physics constants, every stack's software constants and where each comes from,
-the calibration rows, and every validation row fitted and held out (leave one stack out)."""
+the calibration rows, every validation row fitted and held out (leave one stack out), and the constants each
+held-out stack is given beside its own fit."""
 
 from __future__ import annotations
 
@@ -78,6 +79,19 @@ def format_validation(report: Report) -> str:
                      f"({fitted.error:+.1%}) | {_value(row.metric, held.predicted)} | {_error(held)} | "
                      f"{held.bound} |")
     lines += ["", summary(report)]
+    return "\n".join(lines)
+
+
+def format_held_constants(report: Report) -> str:
+    """Each validated stack's fitted and pooled constants: its own fit beside the value it gets when left out
+    (the medians of its peers' fits made without its rows). A held-out row's error follows from these ratios."""
+    lines = ["| stack | constant | own fit | held out | held out / own |", "|---|---|---|---|---|"]
+    for name, held in report.held_stacks:
+        own = report.calibration.stacks[name]
+        for constant in (*own.fitted, *own.pooled):
+            mine, theirs = getattr(own, constant), getattr(held, constant)
+            ratio = f"{theirs / mine:.2f}" if mine else ("-" if not theirs else "from 0")
+            lines.append(f"| {name} | {constant} | {_number(mine)} | {_number(theirs)} | {ratio} |")
     return "\n".join(lines)
 
 

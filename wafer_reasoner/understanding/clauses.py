@@ -17,7 +17,13 @@ import re
 from dataclasses import replace
 
 from wafer_reasoner.planner.language import Handover, Pick, PlaceOn, PlanSyntaxError, Ref, parse_plan
-from wafer_reasoner.understanding.lexicon import COMMAND_VERBS, OTHER_VERBS, POLITENESS, QUESTION_WORDS
+from wafer_reasoner.understanding.lexicon import (
+    COMMAND_VERBS,
+    OTHER_VERBS,
+    POLITENESS,
+    QUESTION_WORDS,
+    UNSUPPORTED_VERBS,
+)
 
 _CONNECTOR = re.compile(r"[,.;!?]?\s*\b(?:and\s+)?(?:then|than|after\s+that|afterwards|finally)\b[,.]?", re.IGNORECASE)
 _AND = re.compile(r"\s*(?:,\s*and\b|\band\b|[,;])\s*", re.IGNORECASE)
@@ -73,6 +79,18 @@ def is_question(part: str) -> bool:
         if word in _QUESTION_OPENERS:
             return words[index + 1:index + 2] != ["possible"]  # "is possible to bring ...": a request
         if word not in POLITENESS and word not in {"first", "then", "also", "now", "and", "so"}:
+            return False
+    return False
+
+
+def asks_outside(part: str, label_words=frozenset()) -> bool:
+    """Whether a part's command verb, after lead-ins ("could you", "go and"), is one the language cannot do
+    ("wash the cup", "go and vacuum the rug"). A word that names something in the scene is no verb here ("iron,
+    bring it to me" with an iron in view)."""
+    for word in _WORDS.findall(part.lower())[:6]:
+        if word in UNSUPPORTED_VERBS:
+            return word not in label_words
+        if word not in _LEAD_INS and word not in _SERIAL:
             return False
     return False
 

@@ -40,6 +40,17 @@ OTHER_VERBS = frozenset({
     "may", "might", "must", "please", "thank", "thanks", "is", "are", "was", "were", "be", "been", "am",
     "has", "have", "had", "does", "did", "done", "got", "gotten", "went", "came", "took", "brought", "gave",
 })
+# verbs that ask for something the action language cannot do whatever follows them (docs/action_language.md 2.5:
+# cleaning, cooking, handling it cannot honour, calls, chores). Verbs that also open supported commands ("turn
+# left", "set the cup on the table", "open" / "close" as in "close to") or sound like other words ("read": "red",
+# "write": "right") are not here: the model decides those.
+UNSUPPORTED_VERBS = frozenset({
+    "wash", "clean", "wipe", "cook", "heat", "boil", "fill", "pour", "throw", "toss", "kick", "break", "eat",
+    "drink", "paint", "fix", "repair", "cut", "hide", "smell", "sing", "dance", "jump", "call", "play", "charge",
+    "plug", "unplug", "water", "feed", "iron", "fold", "vacuum", "sweep", "mop", "dust", "shake", "stir", "hug",
+    "push", "pull", "press", "lock", "unlock", "count", "buy", "sell", "tidy", "load", "unload", "squeeze",
+    "rinse", "bake", "fry", "microwave", "climb", "crawl", "swim", "sleep", "wake", "remind", "dim", "brighten",
+})
 # around a command: vocatives, politeness, hedges, fillers
 POLITENESS = frozenset({"please", "pls", "plz", "kindly", "thanks", "thank", "thx", "cheers", "robot", "hey", "hi",
                         "hello", "ok", "okay", "alright", "so", "um", "uh", "er", "hmm", "now", "just", "maybe",
