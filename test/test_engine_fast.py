@@ -49,7 +49,8 @@ def query(seed: int):
     while True:
         example = speech_corpus.sample(rng, ONE_CLAUSE)
         say = example["say"]
-        if len(clauses.split_clauses(say)) == 1 and what_is_asked(say) == say and not clauses.is_question(say):
+        if len(clauses.split_clauses(say)) == 1 and what_is_asked(say) == say and \
+                not clauses.refused_without_model(example["scene"], say):
             return example["scene"], say
 
 

@@ -211,14 +211,8 @@ class PlannerModel:
             return self._generate_by_clause(scene, utterance, accept, antecedent)
         return self._generate_one(scene, utterance, accept, antecedent, fits)
 
-    @staticmethod
-    def _asks_outside(scene, utterance: str) -> bool:
-        """A part of the utterance asks for what the language cannot do (``clauses.asks_outside``)."""
-        label_words = frozenset(word for thing in scene.objects for word in thing.label.split("_"))
-        return any(clauses.asks_outside(part, label_words) for part in clauses.split_clauses(utterance))
-
     def _generate_one(self, scene, utterance: str, accept, antecedent: str = "", fits=None) -> Generation:
-        if clauses.is_question(utterance) or self._asks_outside(scene, utterance):  # whatever the model would say
+        if clauses.refused_without_model(scene, utterance):  # outside the language whatever the model would say
             return Generation(text=REFUSED, tokens=0, prefill_ms=0.0, decode_ms=0.0, total_ms=0.0, tokens_per_s=0.0)
         if self.engine is None:
             return self._generate_reference(scene, utterance, antecedent)

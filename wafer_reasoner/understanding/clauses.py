@@ -95,6 +95,12 @@ def asks_outside(part: str, label_words=frozenset()) -> bool:
     return False
 
 
+def refused_without_model(scene, utterance: str) -> bool:
+    """A question, or a part asking for what the language cannot do: ``clarify(unsupported)`` without the model."""
+    label_words = frozenset(word for thing in scene.objects for word in thing.label.split("_"))
+    return is_question(utterance) or any(asks_outside(part, label_words) for part in split_clauses(utterance))
+
+
 def split_clauses(utterance: str) -> list:
     """The utterance's parts between clause connectors (parts without a word dropped); one part if none."""
     parts = [piece for part in _CONNECTOR.split(utterance) for piece in _split_at_and(part)]
