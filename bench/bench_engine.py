@@ -5,6 +5,10 @@
 
 Prints markdown tables (and writes them as JSON):
 
+(q) per query, as a new user would measure it (bench/per_query.py): 3 rounds of 140 held-out queries on the
+    package's map, each round with a fresh PlannerModel (its defaults: the best export in the folder) and a fresh
+    onnxruntime-genai on the float32 planner.onnx, interleaved; wall time from (scene, utterance) to plan text;
+    p50/p99 per round and the ratio of the p50s.
 (a) genai vs this engine, batch 1, greedy, runs interleaved query by query (engine order rotating) so the
     machine's drift cancels. Per round: plan tokens/s = finished plan tokens (forced and drafted tokens and <eos>
     included) over wall time from prompt ids to finished plan (prefill included; this engine's time includes
@@ -17,8 +21,10 @@ Prints markdown tables (and writes them as JSON):
 Every round has its own queries (a fixed, seeded set; none repeats), so no cache ever sees a query twice.
 (c) peak resident memory (VmHWM) of a process that loads the engine with N = 8 and plans 300 queries, next to a
     process that only imports the same modules.
-(d) decode rate against the host's bound: single-token decode steps/s vs measured memory bandwidth / bytes read
-    per step (weights + KV cache at the mean context).
+(d) decode rate against the host's bound: single-token decode steps/s vs measured memory bandwidth (with the
+    engine's thread count) / bytes read per step: the weights one step reads (the export's ``step_weight_bytes``
+    metadata: every matrix, one row of each embedding table; planner.onnx: its file size) + the KV cache at the
+    mean context; for each export in the folder (kv-int8, kv, and planner.onnx run by this engine).
 (e) thread settings: plan tokens/s with intra-op threads 1 and 2, interleaved; each engine then runs with 2 threads
     only if 2 was faster in every round of the sweep (the engine's default, 1, is chosen from this).
 (f) validity: share of constrained outputs that parse over --validity random scene/utterance cases (greedy) plus
@@ -56,6 +62,10 @@ from wafer_reasoner.engine.planner_model import MODEL_FILE, SHIPPED_MODEL_DIR, P
 from wafer_reasoner.engine.prompt import build_prompt, tokens_to_plan  # noqa: E402
 from wafer_reasoner.planner.language import PlanSyntaxError, parse_plan  # noqa: E402
 from wafer_reasoner.training.corpus import sample_example  # noqa: E402
+
+sys.path.insert(0, str(REPO / "bench"))
+from host_bound import decode_bound  # noqa: E402
+from per_query import per_query_table  # noqa: E402
 
 DEFAULT_JSON = REPO / "runs" / "bench_engine.json"
 GENAI_ALLOWED_TOP_KEYS = ("model", "search")
@@ -232,48 +242,6 @@ def peak_memory_kib(model_dir: Path, threads: int, load: bool) -> int:
     return int(out.stdout.strip().splitlines()[-1])
 
 
-# ---- (d) the host's bound ------------------------------------------------------------------------------------
-
-
-def memory_bandwidth_bytes_per_s(megabytes: float, repeats: int) -> float:
-    """Best of a copy (read + write) and a sum (read) of ``megabytes``, one core, bytes moved per second.
-
-    256 MB measures DRAM; 8 MB stays in this host's 32 MB L3, where a 7.5 MB model's weights live between steps."""
-    src = np.ones(int(megabytes * 2**20) // 4, dtype=np.float32)  # [n]
-    dst = np.empty_like(src)
-    best = 0.0
-    for _ in range(repeats):
-        start = time.perf_counter()
-        np.copyto(dst, src)
-        best = max(best, 2 * src.nbytes / (time.perf_counter() - start))
-        start = time.perf_counter()
-        src.sum()
-        best = max(best, src.nbytes / (time.perf_counter() - start))
-    return best
-
-
-def decode_bound(model_dir: Path, threads: int, queries: list) -> list:
-    """Single-token decode steps/s against bandwidth / (weights + KV bytes) for DRAM and for L3."""
-    plain = PlannerModel(model_dir, threads=threads, engine_config=EngineConfig(constrained=False, prefix_cache=0))
-    steps = seconds = contexts = 0
-    for scene, say in queries:
-        result = plain.generate(scene, say)
-        steps += result.decode_steps
-        seconds += result.decode_ms / 1e3
-        contexts += result.prompt_tokens + result.tokens / 2
-    weights = (model_dir / MODEL_FILE).stat().st_size
-    layout = plain.engine.layout
-    kv = 2 * layout.num_layers * layout.num_heads * layout.head_size * 4 * contexts / len(queries)
-    rate = steps / seconds
-    rows = []
-    for memory, megabytes, repeats in (("DRAM (256 MB)", 256, 5), ("L3-resident (8 MB)", 8, 200)):
-        bandwidth = memory_bandwidth_bytes_per_s(megabytes, repeats)
-        bound = bandwidth / (weights + kv)
-        rows.append({"memory": memory, "decode_steps_per_s": rate, "bandwidth_gb_s": bandwidth / 1e9,
-                     "bytes_per_step": weights + kv, "bound_steps_per_s": bound, "fraction_of_bound": rate / bound})
-    return rows
-
-
 # ---- (e) threads, (f) validity -------------------------------------------------------------------------------
 
 
@@ -355,6 +323,8 @@ def run(args) -> dict:
     report["chosen_threads"] = {"this_engine": threads, "genai": genai_threads}
     print(f"threads used below: this engine {threads}, genai {genai_threads} (2 only if faster in every round)\n")
 
+    report["per_query"] = per_query_report(model_dir, (threads, genai_threads), args)
+
     reference = PlannerModel(model_dir, threads=threads)
     report["vs_genai"] = compare_with_genai(model_dir, (threads, genai_threads), reference, rounds)
 
@@ -370,8 +340,8 @@ def run(args) -> dict:
 
     report["bound"] = decode_bound(model_dir, threads, rounds[0])
     print("## (d) decode rate vs the host's memory-bandwidth bound (batch 1, single-token steps, plain decode)\n")
-    print(markdown(["memory", "decode_steps_per_s", "bandwidth_gb_s", "bytes_per_step", "bound_steps_per_s",
-                    "fraction_of_bound"], report["bound"]), "\n")
+    print(markdown(["memory", "export", "decode_steps_per_s", "bandwidth_gb_s", "bytes_per_step",
+                    "bound_steps_per_s", "fraction_of_bound"], report["bound"]), "\n")
 
     if args.validity:
         report["validity"] = validity(model_dir, threads, args.validity)
@@ -381,6 +351,25 @@ def run(args) -> dict:
         for failure in v["failures"]:
             print("  FAILED:", failure)
     return report
+
+
+def per_query_report(model_dir: Path, both_threads: tuple, args) -> dict:
+    threads, genai_threads = both_threads
+    try:
+        import onnxruntime_genai  # noqa: F401
+    except ImportError:
+        print("## (q) per query vs onnxruntime-genai: SKIPPED, onnxruntime_genai is not installed\n")
+        return {"skipped": "onnxruntime_genai not installed"}
+    folder, _ = genai_folder(model_dir, genai_threads)
+    table = per_query_table(model_dir, folder, threads, args.per_query_rounds, args.per_query_queries)
+    print(f"## (q) per query, (scene, utterance) -> plan text, vs onnxruntime-genai (threads: this engine "
+          f"{threads}, genai {genai_threads}); {table['queries_per_round']} held-out queries per round on the "
+          f"package's map, a fresh model per round\n")
+    headers = ["export", "this engine p50 ms", "this engine p99 ms", "genai p50 ms", "genai p99 ms", "ratio p50",
+               "ratio p99", "this engine exact", "genai exact"]
+    print(markdown(headers, table["rounds"]))
+    print(f"\nratio of p50s: median {table['ratio_p50_median']:.2f}, lowest {table['ratio_p50_min']:.2f}\n")
+    return table
 
 
 def compare_with_genai(model_dir: Path, both_threads: tuple, reference: PlannerModel, rounds: list):
@@ -421,6 +410,8 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=0,
                         help="this engine's intra-op threads for (a)-(d), (f); 0: the faster one in (e)")
     parser.add_argument("--validity", type=int, default=10_000, help="random cases for (f); 0 skips it")
+    parser.add_argument("--per-query-rounds", type=int, default=3, help="rounds of (q), each with fresh models")
+    parser.add_argument("--per-query-queries", type=int, default=140, help="queries per round of (q)")
     parser.add_argument("--json", default=str(DEFAULT_JSON), help="write the numbers here")
     args = parser.parse_args(argv)
     report = run(args)

@@ -1,10 +1,13 @@
 """Planning-query latency on typical scenes: one utterance in, one plan out, through PlannerModel.generate.
 
-    .venv/bin/python bench/bench_planning.py [--model-dir DIR] [--queries 300] [--objects 8] [--places N] [--json OUT]
+    .venv/bin/python bench/bench_planning.py [--model-dir DIR] [--queries 300] [--objects 8] [--places N]
+                                             [--candidates N] [--export auto|kv-int8|kv|genai] [--json OUT]
 
 A "typical" query: a scene with exactly --objects objects, a held-out phrasing of the speech corpus, the node's
-engine settings (fast engine, greedy, grammar on). --places N gives every scene a map of exactly N places: the
-places its plan names, then made-up ones ("bench_area_7"); without it each scene keeps the corpus's map.
+engine settings (fast engine, greedy, grammar on, the best export in the model folder; --candidates 8: best-of-8
+as one batch, every candidate verified, no deadline; --export: another export). --places N gives every scene a
+map of exactly N places: the places its plan names, then made-up ones ("bench_area_7"); without it each scene
+keeps the corpus's map.
 Every query has its own map, so nothing of its prompt is cached (the node pins its one map at start-up, so it is
 faster). Prints p50/p90/p99/max of the host time of generate (prompt, grammar, decode), the prompt and plan
 lengths, and the exact-match share (a sanity check, not the accuracy figure: `make eval` is that).
@@ -27,7 +30,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # this checkout's wafer_reasoner
 
+from wafer_reasoner.engine.fast_engine import EngineConfig  # noqa: E402
 from wafer_reasoner.engine.planner_model import PlannerModel  # noqa: E402
+from wafer_reasoner.planner.limits import SafetyLimits  # noqa: E402
 from wafer_reasoner.planner.scene import NamedPlace  # noqa: E402
 
 WARMUP_QUERIES = 10
@@ -55,6 +60,13 @@ def with_places(scene, count: int, plan: str):
     return replace(scene, places=tuple(places))
 
 
+def accepting(scene, say):
+    """The node's verifier for best-of-N candidates (runtime/query.py), at the scene's own time."""
+    from wafer_reasoner.runtime.query import verifier_accepts
+
+    return verifier_accepts(scene, SafetyLimits(), now_s=scene.stamp_s, utterance=say)
+
+
 def percentile(values, q: float) -> float:
     return float(np.percentile(np.asarray(values, dtype=np.float64), q))
 
@@ -65,16 +77,18 @@ def main(argv=None) -> int:
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--objects", type=int, default=8)
     parser.add_argument("--places", type=int, default=None, help="map size for every scene (0-64)")
+    parser.add_argument("--candidates", type=int, default=1, help="best-of-N as one batch (default 1: greedy)")
+    parser.add_argument("--export", default="auto", help="which export of the model folder (EngineConfig.export)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
-    model = PlannerModel(args.model_dir)
+    model = PlannerModel(args.model_dir, engine_config=EngineConfig(candidates=args.candidates, export=args.export))
     queries = typical_queries(args.queries + WARMUP_QUERIES, args.objects)
     if args.places is not None:
         queries = [(with_places(scene, args.places, gold), say, gold) for scene, say, gold in queries]
     latencies, prompt_tokens, plan_tokens, correct = [], [], [], 0
     for index, (scene, say, gold) in enumerate(queries):
         started = time.perf_counter()
-        generation = model.generate(scene, say)
+        generation = model.generate(scene, say, accept=accepting(scene, say) if args.candidates > 1 else None)
         elapsed_ms = (time.perf_counter() - started) * 1e3
         if index < WARMUP_QUERIES:
             continue
@@ -85,6 +99,8 @@ def main(argv=None) -> int:
     report = {
         "model_dir": str(model.model_dir), "tokenizer_kind": model.tokenizer.kind, "queries": len(latencies),
         "objects": args.objects, "places": args.places, "host": platform.processor() or platform.machine(),
+        "candidates": args.candidates,
+        "export": model.session.get_modelmeta().custom_metadata_map.get("precision", "float32 (planner.onnx)"),
         "latency_ms": {f"p{q}": round(percentile(latencies, q), 2) for q in (50, 90, 99)}
         | {"max": round(max(latencies), 2)},
         "prompt_tokens_mean": round(float(np.mean(prompt_tokens)), 1),
@@ -94,7 +110,7 @@ def main(argv=None) -> int:
     lat = report["latency_ms"]
     places = "the corpus's maps" if args.places is None else f"{args.places}-place maps"
     print(f"planning query, {args.objects}-object scenes, {places}, {report['queries']} queries "
-          f"({model.tokenizer.kind}):")
+          f"({model.tokenizer.kind}; export {report['export']}; best-of-{args.candidates}):")
     print("| p50 ms | p90 ms | p99 ms | max ms | prompt tokens | plan tokens | exact match |")
     print("|---|---|---|---|---|---|---|")
     print(f"| {lat['p50']} | {lat['p90']} | {lat['p99']} | {lat['max']} | {report['prompt_tokens_mean']} | "

@@ -161,3 +161,49 @@ def test_a_greedy_model_passes_through_unchanged(llama70b, profiles):
     through = wrapped.generate(example["scene"], example["say"])
     assert (through.text, through.tokens) == (plain.text, plain.tokens)
     assert wrapped.last_choice.candidates == 1 and wrapped.last_choice.decoded == 1
+
+
+def test_stopping_candidates_that_cannot_fit_changes_nothing_but_the_work(llama70b, profiles):
+    """The engine stops a row once the batch up to it, each unfinished row one token longer, misses the deadline;
+    the choice (rows kept, row chosen, time charged) is the one decoding every row to the end gives."""
+    model = PlannerModel(TINY, engine_config=EngineConfig(candidates=8, seed=4, temperature=1.5, top_k=0))
+    pair = emulator(llama70b, profiles, "H100")
+    stopped = saved_steps = 0
+    for example in examples(8, seed=21):
+        scene, say = example["scene"], example["say"]
+        full = model.generate(scene, say, accept=lambda text: True)  # every row decoded to the end
+        lengths = full.candidate_tokens
+        deadline = batch_time(pair, full.prompt_tokens, lengths[:3]).emulated_ms  # some rows fit, some do not
+        expected = choose_within_deadline(pair, full.prompt_tokens, lengths, full.candidate_scores,
+                                          full.candidate_finished, deadline)
+        wrapped = EmulatedBestOfN(model, pair, deadline_ms=deadline, accept=lambda text: True)
+        early = wrapped.generate(scene, say)
+        choice = wrapped.last_choice
+        assert (choice.index, choice.candidates, choice.timing) == (expected.index, expected.candidates,
+                                                                    expected.timing)
+        assert early.text == full.candidate_texts[expected.index]
+        assert not any(early.candidate_stopped[:choice.candidates])  # the kept rows all ran to their end
+        stopped += sum(early.candidate_stopped)
+        saved_steps += full.decode_steps - early.decode_steps
+    assert stopped > 0 and saved_steps > 0
+
+
+def test_the_verifier_sees_each_candidate_as_it_finishes():
+    model = PlannerModel(TINY, engine_config=EngineConfig(candidates=4, seed=2, temperature=1.5, top_k=0,
+                                                          prefix_cache=0, export="kv"))
+    decoder = model.engine.decoder
+    seen = []  # the longest row's cache length when the verifier ran, per call
+    verified_early = 0
+    for example in examples(8, seed=31):
+        seen.clear()
+        generation = model.generate(example["scene"], example["say"],
+                                    accept=lambda text: seen.append(max(decoder.lengths)) or "wait" not in text)
+        assert len(seen) == 4  # each row verified once
+        verified_early += min(seen) < max(decoder.lengths)  # while another row was still being decoded
+        assert generation.candidate_valid == tuple(finished and "wait" not in text for text, finished in
+                                                   zip(generation.candidate_texts, generation.candidate_finished))
+        if any(generation.candidate_valid):
+            best = max((row for row in range(4) if generation.candidate_valid[row]),
+                       key=lambda row: generation.candidate_scores[row])
+            assert generation.text == generation.candidate_texts[best]
+    assert verified_early > 0

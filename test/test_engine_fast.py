@@ -2,6 +2,7 @@
 
 Exact token sequences are compared, the way onnxruntime-genai tests its search on tiny random models: the
 cached, chunked, batched engine must choose the same tokens as recomputing the whole sequence without a cache.
+Both float32 exports run it: ``kv`` (the in-place KV graph, the engine's default) and ``genai`` (planner.onnx).
 """
 
 import os
@@ -24,11 +25,12 @@ from wafer_reasoner.understanding.context import what_is_asked
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_planner"
 PROPERTY_CASES = int(os.environ.get("WAFER_PROPERTY_CASES", "300"))  # the engine benchmark runs 10,000
+EXACT_EXPORTS = ("kv", "genai")  # float32: the same tokens as the reference loop
 ONE_CLAUSE = replace(speech_corpus.TRAIN, clauses=(1.0,))  # one part: generate() plans it in one pass
 
 
-def make(**config) -> PlannerModel:
-    return PlannerModel(TINY, engine_config=EngineConfig(**config))
+def make(export: str = "kv", **config) -> PlannerModel:
+    return PlannerModel(TINY, engine_config=EngineConfig(export=export, **config))
 
 
 @pytest.fixture(scope="module")
@@ -81,15 +83,18 @@ def decoded_ids(model, scene, say) -> tuple:
     return model.engine.decode(prompt_ids(model, scene, say), grammar)
 
 
+@pytest.mark.parametrize("export", EXACT_EXPORTS)
 @pytest.mark.parametrize("seed", range(12))
-def test_cached_constrained_decoding_equals_recomputing_the_whole_sequence(greedy, reference, seed):
+def test_cached_constrained_decoding_equals_recomputing_the_whole_sequence(reference, export, seed):
     scene, say = query(seed)
-    assert list(decoded_ids(greedy, scene, say).tokens) == recomputed_greedy(reference, scene, say)
+    assert list(decoded_ids(make(export, prefix_cache=0), scene, say).tokens) == recomputed_greedy(reference, scene,
+                                                                                                  say)
 
 
+@pytest.mark.parametrize("export", EXACT_EXPORTS)
 @pytest.mark.parametrize("seed", range(6))
-def test_unconstrained_fast_engine_equals_the_reference_loop_and_the_recomputation(reference, seed):
-    plain = make(constrained=False, prefix_cache=0)
+def test_unconstrained_fast_engine_equals_the_reference_loop_and_the_recomputation(reference, export, seed):
+    plain = make(export, constrained=False, prefix_cache=0)
     scene, say = query(100 + seed)
     tokens = list(decoded_ids(plain, scene, say).tokens)
     assert tokens == recomputed_greedy(reference, scene, say, constrained=False)
@@ -97,15 +102,16 @@ def test_unconstrained_fast_engine_equals_the_reference_loop_and_the_recomputati
         reference.generate(scene, say).text
 
 
-def test_chunked_and_padded_batch_rows_match_each_row_alone(greedy):
-    decoder = greedy.engine.decoder
+@pytest.mark.parametrize("export", EXACT_EXPORTS)
+def test_chunked_and_padded_batch_rows_match_each_row_alone(export):
+    decoder = make(export, prefix_cache=0).engine.decoder
     rows = [[1, 5, 9, 30, 31], [1, 5, 7], [1, 40]]
     decoder.reset(1)
     alone = []
     for chunk in rows:
         decoder.reset(1)
         alone.append(decoder.feed([chunk])[0, len(chunk) - 1].copy())  # [V]
-    batched = make(candidates=3, prefix_cache=0).engine.decoder
+    batched = make(export, candidates=3, prefix_cache=0).engine.decoder
     batched.reset(1)
     batched.feed([[1]])
     batched.broadcast(3)
@@ -201,7 +207,8 @@ def test_drafts_from_past_plans_save_steps_and_never_change_the_plan():
     assert saved > 0
 
 
-def test_the_decode_loop_allocates_no_new_buffers_after_warm_up(greedy):
+def test_the_decode_loop_allocates_no_new_buffers_after_warm_up():
+    greedy = make("genai", prefix_cache=0)
     decoder = greedy.engine.decoder
     scene, say = query(900)
     greedy.generate(scene, say)
@@ -263,7 +270,7 @@ def test_verifier_accepts_accepts_what_the_verifier_accepts():
 def test_the_io_binding_fallback_decodes_the_same_tokens(greedy):
     from wafer_reasoner.engine.decoder import BoundDecoder
 
-    model = make(prefix_cache=0, draft_tokens=0)
+    model = make("genai", prefix_cache=0, draft_tokens=0)
     model.engine.decoder = BoundDecoder(model.session, model.engine.layout, 1, vectors=False)
     assert not model.engine.decoder._runner.vectors
     for seed in range(3):
@@ -295,8 +302,9 @@ def test_a_prompt_fed_with_a_draft_is_cached_without_it():
     assert third.reused_tokens == third.prompt_tokens and third.text == cached.generate(scene, say).text
 
 
-def test_save_keeps_only_the_positions_asked_for(greedy):
-    decoder = greedy.engine.decoder
+@pytest.mark.parametrize("export", EXACT_EXPORTS)
+def test_save_keeps_only_the_positions_asked_for(export):
+    decoder = make(export, prefix_cache=0).engine.decoder
     decoder.reset(1)
     decoder.feed([[1, 5, 9, 30, 31]])
     whole, head = decoder.save(), decoder.save(3)
@@ -304,3 +312,14 @@ def test_save_keeps_only_the_positions_asked_for(greedy):
     np.testing.assert_array_equal(whole[:, :, :3], head)
     with pytest.raises(ValueError):
         decoder.save(6)
+
+
+def test_the_prefix_cache_stores_prompts_in_slots_it_reuses():
+    cached = make(prefix_cache=2)
+    buffers = set()
+    for seed in range(8):
+        scene, say = query(1200 + seed)
+        first = cached.generate(scene, say).text
+        buffers |= {id(entry.slot[0]) for entry in cached.engine.prefix.entries if entry.slot is not None}
+        assert cached.generate(scene, say).text == first  # the stored state is the prompt's
+    assert len(buffers) <= 3  # capacity + the one being filled: no new buffer per query

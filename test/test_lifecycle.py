@@ -90,7 +90,9 @@ def test_transitions_over_dds_load_act_stop_the_robot_and_release(managed):
     assert all(t.linear.x == 0.0 and t.angular.z == 0.0 for t in probe.received["cmd_vel"])
     hold = probe.spin_until(lambda: probe.received["goal_pose"][1:], "the hold-position goal")[0].pose.position
     assert math.hypot(hold.x - ROBOT_START[0], hold.y - ROBOT_START[1]) < 1e-6
-    preempted = [b for b in probe.stream() if b["type"] == "event" and b["event"] == "plan_preempted"]
+    preempted = probe.spin_until(  # published by the executor after the hold goal, not necessarily before it arrives
+        lambda: [b for b in probe.stream() if b["type"] == "event" and b["event"] == "plan_preempted"],
+        "the plan_preempted event")
     assert [b["plan_id"] for b in preempted] == [plan["plan_id"]]
     assert probe.state() == State.PRIMARY_STATE_INACTIVE
     probe.lifecycle_diagnostics("inactive")

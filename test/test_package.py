@@ -26,6 +26,7 @@ ROSDEP_KEYS = {"numpy": "python3-numpy", "yaml": "python3-yaml", "onnxruntime": 
 # its own folder (training, studies), and integrations that switch themselves on where installed
 NOT_EXEC_DEPENDS = {
     "torch": "the [train] extra (wafer_reasoner/training)",
+    "onnx": "the [train] extra: the engine's own export is written at training time (training/kv_export.py)",
     "all_minilm_l6_v2": "the [train] extra: the word-knowledge experiment's encoder (training/minilm.py)",
     "matplotlib": "the [study] extra (studies, figures)",
     "rosbags": "the [bags] extra: wafer-reasoner record / replay (no rosdep key; pip install rosbags)",

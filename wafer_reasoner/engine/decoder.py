@@ -35,6 +35,16 @@ def aligned_zeros(count: int, dtype) -> np.ndarray:
     return raw[skip:skip + count]
 
 
+def row_zero_state(views: list, length: int, out: np.ndarray | None) -> np.ndarray:
+    """Row 0's first ``length`` positions of each KV view [B, H, >=length, Dh], stacked: [2L, H, length, Dh],
+    copied into ``out`` [2L, H, >=length, Dh] when given (no allocation)."""
+    if out is None:
+        return np.stack([view[0, :, :length] for view in views])
+    for index, view in enumerate(views):
+        np.copyto(out[index, :, :length], view[0, :, :length])
+    return out[:, :, :length]
+
+
 @dataclass(frozen=True)
 class DecoderLayout:
     num_layers: int  # transformer blocks; 2 KV tensors each
@@ -86,7 +96,7 @@ class BoundDecoder:
         self._mask_rows = np.zeros((max_batch, tmax), np.int64)  # [B, Tmax] the mask as it grows
         self._logits = aligned_zeros(max_batch * tmax * lay.vocab_size, np.float32)  # [B, S, V] views
         self._values = {}  # (what, side, B, length) -> (numpy views, OrtValues), made once per shape
-        self._runner = _Runner(session, vectors=vectors)
+        self._runner = StepRunner(session, vectors=vectors)
         # (side, B, past, S, padded) -> _StepPlan, at most MAX_STEP_SHAPES (oldest made dropped first)
         self._step_shapes = {}
         self._kv_names, self._present_names = layout.kv_names, layout.present_names
@@ -108,12 +118,13 @@ class BoundDecoder:
         self._mask_rows[0, :length] = 1
         self.length = length
 
-    def save(self, length: int | None = None) -> np.ndarray:
-        """A copy of row 0's cache for its first ``length`` positions (default: all): [2L, H, length, Dh]."""
+    def save(self, length: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """Row 0's cache for its first ``length`` positions (default: all), [2L, H, length, Dh]: copied into
+        ``out`` [2L, H, >=length, Dh] when given (no allocation), else into a new array."""
         length = self.length if length is None else length
         if not 0 <= length <= self.length:
             raise ValueError(f"cannot save {length} of {self.length} positions")
-        return np.stack([view[0, :, :length] for view in self._kv_views(self.side, self.batch, self.length)])
+        return row_zero_state(self._kv_views(self.side, self.batch, self.length), length, out)
 
     def broadcast(self, batch: int) -> None:
         """Grow a batch-1 state to ``batch`` identical rows (row 0 keeps its memory: same offset in [B, H, P, Dh])."""
@@ -128,10 +139,12 @@ class BoundDecoder:
 
     # ---- one step ------------------------------------------------------------------------------------------
 
-    def feed(self, rows) -> np.ndarray:
-        """Feed one chunk per row (lists of token ids; empty: the row only waits). Returns logits [B, S, V].
+    def feed(self, rows, logits_from: int = 0) -> np.ndarray:
+        """Feed one chunk per row (lists of token ids; empty: the row only waits). Returns logits
+        [B, S - logits_from, V] (this graph computes every position; the first ones are left out, as the
+        in-place-KV decoder leaves them out).
 
-        A row's next-token logits are at index len(chunk) - 1 of its chunk."""
+        A row's next-token logits are at index len(chunk) - 1 - logits_from."""
         batch, past = self.batch, self.length
         seq = len(rows[0]) if batch == 1 else max(len(chunk) for chunk in rows)
         if len(rows) != batch or seq == 0 or past + seq > self.layout.context_length:
@@ -151,7 +164,7 @@ class BoundDecoder:
         plan.run()
         self.side ^= 1
         self.length = past + seq
-        return plan.logits
+        return plan.logits[:, logits_from:] if logits_from else plan.logits
 
     def forget_last(self, count: int) -> None:
         """Mask out the last ``count`` positions of row 0 (rejected draft tokens): the model skips them from now on,
@@ -237,7 +250,7 @@ class _StepPlan(NamedTuple):
     ids: np.ndarray  # [B, S] view read by run
 
 
-class _Runner:
+class StepRunner:
     """Turns (name, OrtValue) inputs and outputs into a ready call.
 
     Preferred: ``run_with_ortvaluevector`` with the OrtValues in prebuilt vectors, one C++ call per step that writes

@@ -46,7 +46,7 @@ class DraftState:
     """Where one plan being decoded stands in the trie (None: off every known shape), its slots so far, and the
     utterance it copies from."""
 
-    __slots__ = ("node", "slots", "said", "positions", "copied", "copying", "first")
+    __slots__ = ("node", "slots", "said", "positions", "copied", "copying", "first", "features")
 
     def __init__(self, root: _TrieNode, said: tuple = (), positions: dict | None = None):
         self.node = root
@@ -56,6 +56,7 @@ class DraftState:
         self.copied = -1  # index in said of the last copied token (-1: none yet)
         self.copying = False  # the plan's last tokens are a copied run (joiners such as "_" included)
         self.first = None  # the guessed first plan token
+        self.features = None  # what the first-token guess looked at (PlanDrafter._features)
 
 
 class PlanDrafter:
@@ -127,15 +128,18 @@ class PlanDrafter:
 
     # ---- learning -----------------------------------------------------------------------------------------------
 
-    def learn(self, tokens, prompt_ids=()) -> None:
-        """Remember one finished plan (token ids, <eos> included) and the prompt it answered."""
+    def learn(self, tokens, prompt_ids=(), started: DraftState | None = None) -> None:
+        """Remember one finished plan (token ids, <eos> included) and the prompt it answered; ``started``: the
+        state ``start`` gave for that prompt (its utterance and features are reused, not read again)."""
         tokens = list(tokens)
-        state = self._state(prompt_ids)
+        state = self._state(prompt_ids) if started is None else DraftState(self.root, started.said, started.positions)
+        features = started.features if started is not None and started.features is not None else \
+            self._features(prompt_ids, state.said)
         if tokens:
             first = tokens[0]
             self.plans += 1
             self.first_plans[first] = self.first_plans.get(first, 0) + 1
-            for word in self._features(prompt_ids, state.said):
+            for word in features:
                 counts = self.first_words.get(word)
                 if counts is None:
                     if len(self.first_words) >= MAX_WORDS:
@@ -177,7 +181,8 @@ class PlanDrafter:
 
     def start(self, prompt_ids=()) -> DraftState:
         state = self._state(prompt_ids)
-        state.first = self.guess_first(self._features(prompt_ids, state.said)) if self.first_plans else None
+        state.features = self._features(prompt_ids, state.said)
+        state.first = self.guess_first(state.features) if self.first_plans else None
         return state
 
     def push(self, state: DraftState, tokens) -> None:

@@ -27,6 +27,9 @@ import numpy as np
 
 from wafer_reasoner.engine.decoder import BoundDecoder, DecoderLayout
 from wafer_reasoner.engine.drafter import PlanDrafter
+from wafer_reasoner.engine.static_decoder import StaticDecoder, is_kv_session
+
+EXPORTS = ("auto", "kv-int8", "kv", "genai")  # EngineConfig.export; auto takes the first present of the others
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,10 @@ class EngineConfig:
     forced_runs: bool = True  # feed tokens the grammar forces as one chunk with the chosen token
     prefix_cache: int = 4  # prompts whose KV state is kept for reuse (0: none)
     draft_tokens: int = 8  # greedy: at most this many tokens drafted from past plans per step (0: no drafting)
+    # which export of the model folder the fast engine runs: "auto" (the first present of kv-int8, kv, genai),
+    # "kv" (planner_kv.onnx: in-place KV cache, float32), "kv-int8" (the same, int8 weights) or "genai"
+    # (planner.onnx, onnxruntime-genai's layout); planner_model.EXPORT_FILES
+    export: str = "auto"
 
     def __post_init__(self) -> None:
         if not 1 <= self.candidates <= 64:
@@ -52,13 +59,15 @@ class EngineConfig:
             raise ValueError(f"temperature must be a positive number, got {self.temperature}")
         if min(self.top_k, self.prefix_cache, self.draft_tokens) < 0 or not self.wall_deadline_ms >= 0:
             raise ValueError("top_k, prefix_cache, draft_tokens and wall_deadline_ms must not be negative")
+        if self.export not in EXPORTS:
+            raise ValueError(f"export must be one of {EXPORTS}, got {self.export!r}")
 
     @classmethod
     def from_params(cls, params, prefix: str = "engine_") -> "EngineConfig":
         """From node parameters named ``engine_candidates``, ``engine_temperature``, ...; others are ignored,
         missing ones keep their defaults."""
         types = {"candidates": int, "temperature": float, "top_k": int, "seed": int, "wall_deadline_ms": float,
-                 "constrained": bool, "forced_runs": bool, "prefix_cache": int, "draft_tokens": int}
+                 "constrained": bool, "forced_runs": bool, "prefix_cache": int, "draft_tokens": int, "export": str}
         try:
             values = {name: kind(params[prefix + name]) for name, kind in types.items() if prefix + name in params}
         except (TypeError, OverflowError) as error:  # e.g. int(inf): only ValueError leaves here
@@ -100,14 +109,19 @@ class PrefixEntry:
     kv: np.ndarray  # [2L, H, len(tokens), Dh]
     logits: np.ndarray  # [V] after the last prompt token
     pinned: bool = False  # kept whatever else comes (the fixed prompt part)
+    slot: tuple | None = None  # (kv buffer, logits buffer) the entry lives in, reused once it is evicted
 
 
 class PrefixCache:
-    """The KV state of recent prompts; a new prompt reuses the longest common prefix with any of them."""
+    """The KV state of recent prompts; a new prompt reuses the longest common prefix with any of them.
+
+    Entries live in slots (buffers for a whole prompt's state) made once and handed on when an entry is
+    evicted, so storing a prompt allocates nothing after the first ``capacity`` queries."""
 
     def __init__(self, capacity: int):
         self.capacity = capacity
         self.entries = []  # oldest first
+        self._spare = []  # slots of evicted entries
 
     def lookup(self, tokens: tuple):
         """(entry, reusable length): the whole prompt when an entry is exactly it, else the longest common
@@ -121,13 +135,23 @@ class PrefixCache:
                 best, best_length = entry, length
         return best, best_length
 
+    def slot(self, kv_shape: tuple, vocab: int) -> tuple:
+        """(kv [2L, H, T, Dh], logits [V]) buffers to store a prompt's state in: an evicted entry's, or new."""
+        return self._spare.pop() if self._spare else (np.zeros(kv_shape, np.float32), np.zeros(vocab, np.float32))
+
     def store(self, entry: PrefixEntry) -> None:
         if self.capacity == 0 and not entry.pinned:
             return
-        self.entries = [e for e in self.entries if e.tokens != entry.tokens] + [entry]
+        kept = [e for e in self.entries if e.tokens != entry.tokens]
+        self._release([e for e in self.entries if e.tokens == entry.tokens])
+        self.entries = kept + [entry]
         unpinned = [e for e in self.entries if not e.pinned]
-        for old in unpinned[:max(0, len(unpinned) - self.capacity)]:
-            self.entries.remove(old)
+        evicted = unpinned[:max(0, len(unpinned) - self.capacity)]
+        self.entries = [e for e in self.entries if all(e is not old for old in evicted)]
+        self._release(evicted)
+
+    def _release(self, entries: list) -> None:
+        self._spare += [entry.slot for entry in entries if entry.slot is not None]
 
 
 def _common_prefix(a: tuple, b: tuple) -> int:
@@ -147,6 +171,8 @@ class Candidate:
     drafted: int = 0  # model-chosen tokens that came from an accepted draft (no decode step of their own)
     done: bool = False
     draft_state: object = None  # drafter.DraftState while drafting
+    valid: bool = False  # finished with <eos> and accepted by the verifier (set the step it finishes)
+    stopped: bool = False  # best-of-N: given up unfinished, it could no longer fit the emulated deadline
 
 
 @dataclass(frozen=True)
@@ -163,6 +189,8 @@ class Decoded:
     decode_s: float
     all_tokens: tuple = ()  # every candidate's token ids, row order
     scores: tuple = ()  # every candidate's score, row order
+    valid: tuple = ()  # every candidate: finished and accepted, row order
+    stopped: tuple = ()  # every candidate: given up unfinished because it could no longer fit the deadline
 
 
 class FastEngine:
@@ -174,8 +202,12 @@ class FastEngine:
         self.eos_id = eos_id
         self.max_new_tokens = max_new_tokens
         self.config = config
-        self.decoder = BoundDecoder(session, layout, max_batch=config.candidates)
+        decoder = StaticDecoder if is_kv_session(session) else BoundDecoder
+        self.decoder = decoder(session, layout, max_batch=config.candidates)
         self.prefix = PrefixCache(config.prefix_cache)
+        # a prefix-cache slot holds the longest prompt that leaves room for a plan: [2L, H, T - new tokens, Dh]
+        self._slot_shape = (2 * layout.num_layers, layout.num_heads, layout.context_length - max_new_tokens,
+                            layout.head_size)
         self._all_tokens = np.arange(layout.vocab_size, dtype=np.int64)  # [V] the unconstrained choice
         self.drafter = PlanDrafter(tokenizer) if tokenizer is not None and config.draft_tokens else None
 
@@ -186,16 +218,20 @@ class FastEngine:
         """Compute the fixed prompt part (up to ``<say>``) now and keep its state for every later query."""
         tokens = tuple(int(t) for t in tokens)
         self.decoder.reset(1)
-        logits = self.decoder.feed([list(tokens)])[0, -1].copy()  # [V]
+        logits = self.decoder.feed([list(tokens)], logits_from=len(tokens) - 1)[0, -1].copy()  # [V]
         self.prefix.store(PrefixEntry(tokens, self.decoder.save(), logits, pinned=True))
 
     # ---- one query -----------------------------------------------------------------------------------------
 
-    def decode(self, prompt_ids, grammar=None, *, accept=None, started: float | None = None) -> Decoded:
+    def decode(self, prompt_ids, grammar=None, *, accept=None, started: float | None = None,
+               fits=None) -> Decoded:
         """Decode up to ``config.candidates`` plans after prompt_ids; grammar None decodes unconstrained.
 
-        ``accept(token_ids) -> bool`` verifies a finished candidate (default: every finished one is valid).
-        ``started`` is the query's perf_counter start, the origin of ``wall_deadline_ms``."""
+        ``accept(token_ids) -> bool`` verifies a candidate the step it finishes, while the others go on (default:
+        every finished one is valid). ``fits(prompt_tokens, lengths, done) -> n`` (best-of-N): how many leading
+        rows could still make the deadline, given each row's tokens so far and whether it is done; rows from n on
+        are stopped, and decoding ends once rows 0..n-1 are. ``started`` is the query's perf_counter start, the
+        origin of ``wall_deadline_ms``."""
         started = time.perf_counter() if started is None else started
         prefill_start = time.perf_counter()
         tokens = tuple(int(t) for t in prompt_ids)
@@ -208,18 +244,21 @@ class FastEngine:
             logits = out[accepted]  # [V]
         if len(rows) > 1:
             self.decoder.broadcast(len(rows))
-        steps = self._decode_loop(rows, np.broadcast_to(logits, (len(rows), 1, logits.size)), [0] * len(rows),
-                                  started)
+        stop = _Stop(accept, fits, len(tokens), started + self.config.wall_deadline_ms / 1e3
+                     if self.config.wall_deadline_ms > 0 else math.inf)
+        steps = self._decode_loop(rows, np.broadcast_to(logits, (len(rows), 1, logits.size)), [0] * len(rows), stop)
         finished = time.perf_counter()
         best = self._best(rows, accept)
         if self.drafter is not None and grammar is not None and best.done:
-            self.drafter.learn(best.tokens, tokens)
+            self.drafter.learn(best.tokens, tokens, rows[0].draft_state if best is rows[0] else None)
         return Decoded(
             tokens=tuple(best.tokens), score=best.score, candidates=len(rows),
-            finished=sum(row.done for row in rows), forced_tokens=best.forced, drafted_tokens=best.drafted,
+            finished=sum(row.done and not row.stopped for row in rows), forced_tokens=best.forced,
+            drafted_tokens=best.drafted,
             steps=steps, reused_tokens=reused,
             prefill_s=decode_start - prefill_start, decode_s=finished - decode_start,
             all_tokens=tuple(tuple(row.tokens) for row in rows), scores=tuple(row.score for row in rows),
+            valid=tuple(row.valid for row in rows), stopped=tuple(row.stopped for row in rows),
         )
 
     def _prefill(self, tokens: tuple, row: Candidate):
@@ -237,10 +276,13 @@ class FastEngine:
         if reused == len(tokens):
             return entry.logits, reused, [], None
         draft = self._draft_from(row, len(tokens)) if row.draft_state is not None else []
-        out = self.decoder.feed([list(tokens[reused:]) + draft])[0, len(tokens) - reused - 1:]  # [1 + D, V]
-        logits = out[0].copy()  # [V]
-        if self.prefix.capacity:
-            self.prefix.store(PrefixEntry(tokens, self.decoder.save(len(tokens)), logits))
+        out = self.decoder.feed([list(tokens[reused:]) + draft], logits_from=len(tokens) - reused - 1)[0]  # [1 + D, V]
+        if not self.prefix.capacity:
+            return out[0].copy(), reused, draft, out  # [V]
+        slot = self.prefix.slot(self._slot_shape, self.layout.vocab_size)
+        logits = slot[1]
+        np.copyto(logits, out[0])  # [V]
+        self.prefix.store(PrefixEntry(tokens, self.decoder.save(len(tokens), out=slot[0]), logits, slot=slot))
         return logits, reused, draft, out
 
     def _candidates(self, grammar, prompt: tuple) -> list:
@@ -251,26 +293,34 @@ class FastEngine:
             rows[0].draft_state = self.drafter.start(prompt)
         return rows
 
-    def _decode_loop(self, rows: list, logits: np.ndarray, last: list, started: float) -> int:
-        """Run until every row finished (or the deadline passed with one finished); returns decode steps."""
+    def _decode_loop(self, rows: list, logits: np.ndarray, last: list, stop: "_Stop") -> int:
+        """Run until every row that can still count is done (or the wall deadline passed with one finished);
+        returns decode steps."""
         if len(rows) == 1:
-            return self._greedy_loop(rows[0], logits[0, 0])
+            steps = self._greedy_loop(rows[0], logits[0, 0])
+            stop.verify(rows)
+            return steps
         config = self.config
         # one generator per row, seeded (seed, row): row k samples the same tokens whatever N is, so a caller may
         # keep only the first n rows (the emulated deadline, runtime/best_of_n.py) and get what a batch of n would
         # have made
         samplers = [Sampler(config.temperature, config.top_k, (config.seed, index)) for index in range(len(rows))]
-        deadline = started + config.wall_deadline_ms / 1e3 if config.wall_deadline_ms > 0 else math.inf
+        active = list(range(len(rows)))  # candidates with a decoder row, in row order
+        compact = hasattr(self.decoder, "keep")  # the in-place decoder drops finished rows from the batch
         steps = 0
         while True:
-            chunks = [self._advance(row, index, logits[index, last[index]], samplers[index])
-                      for index, row in enumerate(rows)]
-            if all(row.done for row in rows):
+            chunks = [[] for _ in rows]
+            for position, index in enumerate(active):
+                chunks[index] = self._advance(rows[index], index, logits[position, last[position]], samplers[index])
+            if stop.done(rows, chunks):
                 return steps
-            if any(row.done for row in rows) and time.perf_counter() >= deadline:
-                return steps
-            logits = self.decoder.feed(chunks)  # [B, S, V]
-            last = [len(chunk) - 1 for chunk in chunks]
+            if compact and any(rows[index].done for index in active):
+                # a batch step costs more the more rows it has (int8: 0.19 ms at 1 row, 0.70 ms at 8)
+                self.decoder.keep([position for position, index in enumerate(active) if not rows[index].done])
+                active = [index for index in active if not rows[index].done]
+            fed = [chunks[index] for index in active]
+            logits = self.decoder.feed(fed)  # [B, S, V]
+            last = [max(len(chunk), 1) - 1 for chunk in fed]
             steps += 1
 
     def _greedy_loop(self, row: Candidate, logits: np.ndarray) -> int:
@@ -357,8 +407,36 @@ class FastEngine:
 
     @staticmethod
     def _best(rows: list, accept) -> Candidate:
-        """The finished, accepted row with the highest score (row 0 on ties); row 0 when none qualifies."""
-        valid = [row for row in rows if row.done and (accept is None or accept(row.tokens))]
+        """The valid row (finished, accepted) with the highest score (row 0 on ties); row 0 when none is."""
+        valid = [row for row in rows if row.valid]
         if not valid:
             return rows[0]
         return max(valid, key=lambda row: row.score)  # max() keeps the first of equal scores
+
+
+class _Stop:
+    """When a best-of-N batch may end: verifies each row the step it finishes, stops rows that can no longer fit
+    the emulated deadline (``fits``), and watches the wall-clock deadline."""
+
+    def __init__(self, accept, fits, prompt_tokens: int, wall_deadline: float):
+        self.accept, self.fits, self.prompt_tokens, self.wall_deadline = accept, fits, prompt_tokens, wall_deadline
+        self.checked = set()  # rows already verified
+
+    def verify(self, rows: list) -> None:
+        """Verify the rows that became done since the last call; a stopped row is never valid."""
+        for index, row in enumerate(rows):
+            if row.done and index not in self.checked:
+                self.checked.add(index)
+                row.valid = not row.stopped and (self.accept is None or self.accept(row.tokens))
+
+    def done(self, rows: list, chunks: list) -> bool:
+        self.verify(rows)
+        if self.fits is not None:
+            count = self.fits(self.prompt_tokens, [len(row.tokens) for row in rows], [row.done for row in rows])
+            for index in range(max(count, 1), len(rows)):
+                if not rows[index].done:
+                    rows[index].done = rows[index].stopped = True
+                    chunks[index] = []
+        if all(row.done for row in rows):
+            return True
+        return any(row.done and not row.stopped for row in rows) and time.perf_counter() >= self.wall_deadline

@@ -34,7 +34,9 @@ from wafer_reasoner.planner.syntax import MAX_STEPS, SEPARATOR
 from wafer_reasoner.understanding import clauses, coverage
 from wafer_reasoner.understanding.context import what_is_asked
 
-MODEL_FILE = "planner.onnx"
+MODEL_FILE = "planner.onnx"  # onnxruntime-genai's layout: the reference engine's, and genai's in bench_engine.py
+# the fast engine's exports (training/export.py writes all three); EngineConfig.export names one
+EXPORT_FILES = {"kv-int8": "planner_kv_int8.onnx", "kv": "planner_kv.onnx", "genai": MODEL_FILE}
 MAX_NEW_TOKENS = 64
 REFUSED = "clarify(unsupported)"  # the plan for a part outside the language (a question)
 MAX_CONTINUATIONS = 3  # passes after a plan that left a mention uncovered (a 4-clause command: usually 1)
@@ -66,8 +68,21 @@ class Generation:
     candidate_tokens: tuple = ()  # tuple[int, ...] generated tokens of each
     candidate_scores: tuple = ()  # tuple[float, ...] model scores (sum of log p)
     candidate_finished: tuple = ()  # tuple[bool, ...] whether each reached <eos>
+    candidate_valid: tuple = ()  # tuple[bool, ...] finished and accepted (verified the step it finished)
+    candidate_stopped: tuple = ()  # tuple[bool, ...] given up unfinished: it could no longer fit the deadline
     continued: int = 0  # passes that asked the model to go on after a plan that left a mention uncovered
     parts: int = 1  # parts of the utterance planned one by one (clause connectors between them)
+
+
+def export_path(folder: Path, export: str) -> Path:
+    """The model file of ``export`` in ``folder``; "auto": the first of EXPORT_FILES present (planner.onnx last)."""
+    if export != "auto":
+        path = folder / EXPORT_FILES[export]
+        if not path.is_file():
+            raise ModelLoadError(f"{path} not found: this folder has no {export!r} export. Re-export it with "
+                                 f"`python -m wafer_reasoner.training.export CHECKPOINT {folder}`, or use 'auto'.")
+        return path
+    return next(folder / name for name in EXPORT_FILES.values() if (folder / name).is_file())
 
 
 MAX_MODEL_JSON_BYTES = 4 * 1024 * 1024  # genai_config.json and tokenizer.json; the shipped ones are a few KB
@@ -126,13 +141,14 @@ class PlannerModel:
             raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
 
         folder = Path(model_dir) if model_dir else SHIPPED_MODEL_DIR
-        model_path = folder / MODEL_FILE
-        if not model_path.is_file():
+        engine_config = engine_config or EngineConfig()
+        if not (folder / MODEL_FILE).is_file():
             raise ModelLoadError(
-                f"planner model not found at {model_path}. Point the 'model_dir' parameter at a folder with "
-                f"{MODEL_FILE}, genai_config.json and tokenizer.json, or run `make train` to rebuild it."
+                f"planner model not found at {folder / MODEL_FILE}. Point the 'model_dir' parameter at a folder "
+                f"with {MODEL_FILE}, genai_config.json and tokenizer.json, or run `make train` to rebuild it."
             )
         genai, self.tokenizer = read_model_config(folder)
+        model_path = export_path(folder, engine_config.export if engine == FAST else "genai")
         config = genai["model"]
         decoder = config["decoder"]
         self.num_layers = int(decoder["num_hidden_layers"])
@@ -157,8 +173,7 @@ class PlannerModel:
         self._engine_lock = threading.Lock()  # the fast engine's buffers serve one query at a time
         if engine == FAST:
             self.engine = FastEngine(self.session, DecoderLayout.from_genai_config(genai), eos_id=self.tokenizer.eos_id,
-                                     max_new_tokens=max_new_tokens, config=engine_config or EngineConfig(),
-                                     tokenizer=self.tokenizer)
+                                     max_new_tokens=max_new_tokens, config=engine_config, tokenizer=self.tokenizer)
             self.engine.warm()
 
     def _empty_past(self, batch: int) -> dict:
@@ -184,23 +199,25 @@ class PlannerModel:
             with self._engine_lock:
                 self.engine.pin_prefix([self.tokenizer.id(t) for t in FIXED_PART])
 
-    def generate(self, scene, utterance: str, *, accept=None, antecedent: str = "") -> Generation:
-        """One plan for (scene, utterance). ``accept(plan_text) -> bool`` (fast engine, best-of-N) verifies
-        candidates: the best accepted one is returned. ``antecedent``: the scene id "it" means when the utterance
-        names nothing before it (the object an earlier command acted on). Only the sentences that ask are
-        planned (``understanding/context.py``: "I'm so tired. Bring me the cup." plans "Bring me the cup.")."""
+    def generate(self, scene, utterance: str, *, accept=None, antecedent: str = "", fits=None) -> Generation:
+        """One plan for (scene, utterance). ``accept(plan_text) -> bool`` (fast engine, best-of-N) verifies each
+        candidate the step it finishes: the best accepted one is returned. ``antecedent``: the scene id "it" means
+        when the utterance names nothing before it (the object an earlier command acted on). Only the sentences
+        that ask are planned (``understanding/context.py``: "I'm so tired. Bring me the cup." plans "Bring me the
+        cup."). ``fits(prompt_tokens, lengths, done) -> n`` (best-of-N): how many leading candidates can still make
+        a deadline; the others are stopped (FastEngine.decode)."""
         utterance = what_is_asked(utterance)
         if self.engine is None or self.engine.config.candidates == 1:
             return self._generate_by_clause(scene, utterance, accept, antecedent)
-        return self._generate_one(scene, utterance, accept, antecedent)
+        return self._generate_one(scene, utterance, accept, antecedent, fits)
 
-    def _generate_one(self, scene, utterance: str, accept, antecedent: str = "") -> Generation:
+    def _generate_one(self, scene, utterance: str, accept, antecedent: str = "", fits=None) -> Generation:
         if clauses.refused_without_model(scene, utterance):  # outside the language whatever the model would say
             return Generation(text=REFUSED, tokens=0, prefill_ms=0.0, decode_ms=0.0, total_ms=0.0, tokens_per_s=0.0)
         if self.engine is None:
             return self._generate_reference(scene, utterance, antecedent)
         with self._engine_lock:
-            return self._generate_fast(scene, utterance, accept, antecedent)
+            return self._generate_fast(scene, utterance, accept, antecedent, fits)
 
     def _generate_by_clause(self, scene, utterance: str, accept, antecedent: str) -> Generation:
         """Greedy: each part of the utterance between clause connectors planned on its own, with the state the
@@ -228,7 +245,7 @@ class PlannerModel:
             reused_tokens=total("reused_tokens"), continued=total("continued"), parts=len(parts),
         )
 
-    def _generate_fast(self, scene, utterance: str, accept, antecedent: str = "") -> Generation:
+    def _generate_fast(self, scene, utterance: str, accept, antecedent: str = "", fits=None) -> Generation:
         started = time.perf_counter()
         prompt = self.fit_prompt(scene, utterance, antecedent)
         grammar = None
@@ -237,7 +254,7 @@ class PlannerModel:
         ids = [self.tokenizer.id(t) for t in prompt.tokens]
         names = self.tokenizer.tokens
         check = None if accept is None else (lambda out: accept(tokens_to_plan([names[t] for t in out], prompt)))
-        decoded = self.engine.decode(ids, grammar, accept=check, started=started)
+        decoded = self.engine.decode(ids, grammar, accept=check, started=started, fits=fits)
         plan, continued, more_s = list(decoded.tokens), 0, 0.0
         if grammar is not None and decoded.candidates == 1:
             plan, continued, more_s = self._complete(utterance, prompt, ids, grammar, plan)
@@ -262,6 +279,8 @@ class PlannerModel:
             candidate_tokens=tuple(len(row) for row in rows),
             candidate_scores=tuple(decoded.scores) if rows else (),
             candidate_finished=tuple(bool(row) and row[-1] == self.tokenizer.eos_id for row in rows),
+            candidate_valid=decoded.valid if rows else (),
+            candidate_stopped=decoded.stopped if rows else (),
         )
 
     def _complete(self, utterance: str, prompt: Prompt, ids: list, grammar, plan: list) -> tuple:

@@ -25,14 +25,16 @@ PARAMETERS = {
     "engine_top_k": Param(8, "Candidates 2..N sample among the k most likely allowed tokens (0: all).", 0, 1000),
     "engine_seed": Param(0, "Sampler seed: the same query, settings and seed give the same plan.", 0, 2**31 - 1),
     "engine_deadline_ms": Param(
-        0.0, "Best-of-N deadline in emulated time, ms (0: none): the host decodes all engine_candidates, then only "
-        "the first n whose batch the emulator.* pair finishes by the deadline compete (at least the greedy one).",
+        0.0, "Best-of-N deadline in emulated time, ms (0: none): only the first n candidates whose batch the "
+        "emulator.* pair finishes by the deadline compete (at least the greedy one); the host stops the others.",
         0.0, 10000.0,
     ),
     "engine_constrained": Param(True, "Decode inside the action-language grammar and the scene's references."),
     "engine_forced_runs": Param(True, "Feed tokens the grammar forces as one chunk."),
     "engine_prefix_cache": Param(4, "Prompts whose KV state is kept for reuse (0: none).", 0, 64),
     "engine_draft_tokens": Param(8, "Greedy: tokens drafted from past plan shapes per step (0: none).", 0, 64),
+    "engine_export": Param("auto", "Which export of the model the fast engine runs: auto (the first present of "
+                           "kv-int8, kv, genai), kv (in-place KV cache, float32), kv-int8 or genai (planner.onnx)."),
     "backend": Param(
         "embedded", "Planner backend: embedded (the in-process ONNX engine above) or openai (an OpenAI-compatible "
         "inference server at base_url: vLLM, SGLang, llama.cpp's server, a cloud API)."),

@@ -21,6 +21,7 @@ import re
 import time
 from collections import Counter, defaultdict
 
+from wafer_reasoner.engine.fast_engine import EXPORTS, EngineConfig
 from wafer_reasoner.engine.planner_model import PlannerModel
 from wafer_reasoner.planner.language import PlanSyntaxError, is_clarification, parse_plan
 from wafer_reasoner.runtime.envelope import breach
@@ -191,10 +192,15 @@ def main(argv=None) -> int:
     parser.add_argument("--sets", default="heldout,blind,metamorphic", help="which sets, comma-separated")
     parser.add_argument("--publish", default=None,
                         help="write the published figures here (wafer_reasoner/models/published_figures.json when "
-                        "shipping a model; test/test_engine.py holds the shipped model to them)")
+                        "shipping a model; test/test_engine.py holds planner.onnx to them, and the export the node "
+                        "loads to within 0.5 points of them)")
+    parser.add_argument("--export", default=None, choices=EXPORTS,
+                        help="which export the engine runs (default: genai with --publish, the figures being "
+                        "planner.onnx's; else auto, the node's)")
     args = parser.parse_args(argv)
     args.sets = set(args.sets.split(","))
-    model = PlannerModel(args.model_dir)
+    export = args.export or ("genai" if args.publish else "auto")
+    model = PlannerModel(args.model_dir, engine_config=EngineConfig(export=export))
     started = time.perf_counter()
     reports = run_sets(model, args)
     print(f"\n{time.perf_counter() - started:.0f} s")

@@ -8,6 +8,8 @@ Writes into the output folder:
   key/value inputs and no ``position_ids``; genai's ``gpt2`` type expects combined ``past_%d`` tensors, and
   genai refuses unknown keys, so nothing of our own goes into this file).
 - ``tokenizer.json``: the vocabulary and its ``kind``, the prompt layout it was trained with (engine/prompt.py).
+- ``planner_kv.onnx`` and ``planner_kv_int8.onnx``: the same weights as the engine's own graph, with the KV cache
+  updated in place (training/kv_export.py); onnxruntime-genai cannot read them, the fast engine prefers them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from wafer_reasoner.training.kv_export import export_kv
 from wafer_reasoner.training.model import ExportWrapper, Planner
 
 MODEL_FILE = "planner.onnx"
@@ -88,11 +91,15 @@ def export_model(model: Planner, tokenizer, out_dir) -> Path:
     )
     tokenizer.save(out / "tokenizer.json")
     (out / "genai_config.json").write_text(json.dumps(genai_config(model, tokenizer), indent=2))
+    weights = {name: tensor.detach().cpu().numpy() for name, tensor in model.state_dict().items()}
+    export_kv(weights, config.to_dict(), out)
     return path
 
 
 def main(argv=None) -> int:
-    """Re-export from a saved checkpoint: python -m wafer_reasoner.training.export runs/planner.pt OUT_DIR."""
+    """Re-export from a saved checkpoint: python -m wafer_reasoner.training.export runs/planner/planner.pt OUT_DIR
+    (all files: planner.onnx in genai's layout, planner_kv.onnx, planner_kv_int8.onnx and the side files);
+    with --kv-only just the engine's two exports, beside a folder's existing planner.onnx and tokenizer.json."""
     import argparse
 
     from wafer_reasoner.training.model import PlannerConfig
@@ -101,8 +108,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("checkpoint")
     parser.add_argument("out")
+    parser.add_argument("--kv-only", action="store_true", help="write planner_kv.onnx and planner_kv_int8.onnx only")
     args = parser.parse_args(argv)
     saved = torch.load(args.checkpoint, map_location="cpu")
+    if args.kv_only:
+        weights = {name: tensor.detach().cpu().numpy() for name, tensor in saved["state"].items()}
+        for path in export_kv(weights, saved["config"], args.out):
+            print(path)
+        return 0
     model = Planner(PlannerConfig(**saved["config"]))
     model.load_state_dict(saved["state"])
     print(export_model(model, build_tokenizer(), args.out))

@@ -16,6 +16,7 @@ any map works the same. Object mentions (labels and pronouns) are tagged ``@k`` 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from wafer_reasoner.planner.scene import Scene
@@ -49,6 +50,7 @@ def _one_edit(a: str, b: str) -> bool:
     return any(long[:k] + long[k + 1:] == short for k in range(len(long)))
 
 
+@functools.lru_cache(maxsize=65536)  # a pure function of two words, asked for every word and name of every query
 def word_matches(said: str, word: str) -> bool:
     """Spelling-tolerant equality of a heard word and a label/place word: the same, a homophone ('read' for
     'red'), a plural ('cups', 'boxes', 'batteries'), or one typo when the word has at least 5 letters (ASR:
@@ -71,6 +73,14 @@ def _matches_at(words: list, start: int, phrase: list, tolerant: bool, exact_wor
         said == word or (said not in exact_words and word_matches(said, word)) for said, word in zip(window, phrase))
 
 
+def _may_start(said: str, phrase: list, tolerant: bool, exact_words: frozenset) -> bool:
+    """Whether the heard word can be the phrase's first (_matches_at's test of one word, without a slice: most
+    (word, name) pairs fail here)."""
+    if not phrase or said == phrase[0]:
+        return True
+    return tolerant and said not in exact_words and word_matches(said, phrase[0])
+
+
 def mention_spans(words: list, names, tolerant: bool = False, every: bool = False) -> list:
     """[(name, start, end)] of the first mention of each name (``every``: of every mention, a stutter such as
     "cups cups" counted once), in utterance order; a longer name wins over a shorter one at the same place
@@ -80,7 +90,8 @@ def mention_spans(words: list, names, tolerant: bool = False, every: bool = Fals
     exact_words = frozenset(w for phrase in phrases.values() for w in phrase)
     found = []
     for name, phrase in phrases.items():
-        starts = [k for k in range(len(words)) if _matches_at(words, k, phrase, tolerant, exact_words)]
+        starts = [k for k, said in enumerate(words) if _may_start(said, phrase, tolerant, exact_words)
+                  and _matches_at(words, k, phrase, tolerant, exact_words)]
         for start in starts if tolerant else starts[:1]:  # exact matching looks at the first occurrence only
             found.append((start, -len(phrase), words[start:start + len(phrase)] != phrase, name))
     found.sort()
