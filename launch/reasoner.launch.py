@@ -3,6 +3,7 @@
     ros2 launch wafer_reasoner reasoner.launch.py
     ros2 launch wafer_reasoner reasoner.launch.py params_file:=/path/my_reasoner.yaml use_sim_time:=true
     ros2 launch wafer_reasoner reasoner.launch.py namespace:=robot1 cmd_vel_topic:=/diff_drive/cmd_vel
+    ros2 launch wafer_reasoner reasoner.launch.py backend:=openai base_url:=http://127.0.0.1:8080/v1
 
 Arguments (``ros2 launch wafer_reasoner reasoner.launch.py --show-args``):
 
@@ -18,6 +19,10 @@ Arguments (``ros2 launch wafer_reasoner reasoner.launch.py --show-args``):
 * ``respawn``: start the node again when it dies (default true, after RESPAWN_DELAY_S). A restarted node
   starts idle: it never replays a goal or an utterance from before (volatile QoS everywhere; the README's
   "Restart" paragraph says why).
+* ``backend`` and ``base_url``: the planner backend, ``embedded`` (the in-process planner) or ``openai`` (an
+  OpenAI-compatible inference server at ``base_url``, e.g. ``http://127.0.0.1:8080/v1``). Like ``use_sim_time``
+  they override the params file; the other ``backend_*`` settings (model, API key variable, timeout, fallback)
+  stay in it (README, "A remote planner").
 * ``enclave``: the SROS2 enclave (default ``/wafer_reasoner/reasoner_node``); used only when
   ``ROS_SECURITY_ENABLE=true`` and ``ROS_SECURITY_KEYSTORE`` are set (README, Security).
 
@@ -91,6 +96,14 @@ def generate_launch_description() -> LaunchDescription:
             description="Start reasoner_node again when it dies; it starts idle and never replays an old goal.",
         ),
         DeclareLaunchArgument(
+            "backend", default_value="embedded", choices=["embedded", "openai"],
+            description="Planner backend: embedded (in-process) or openai (an OpenAI-compatible server at base_url).",
+        ),
+        DeclareLaunchArgument(
+            "base_url", default_value="http://127.0.0.1:8080/v1",
+            description="backend openai: the inference server's API root (other backend_* settings: params_file).",
+        ),
+        DeclareLaunchArgument(
             "enclave", default_value="/wafer_reasoner/reasoner_node",
             description="SROS2 enclave of the node (used when ROS_SECURITY_ENABLE=true; scripts/create_keystore.py).",
         ),
@@ -111,6 +124,8 @@ def generate_launch_description() -> LaunchDescription:
             {
                 "use_sim_time": ParameterValue(LaunchConfiguration("use_sim_time"), value_type=bool),
                 "autostart": ParameterValue(LaunchConfiguration("autostart"), value_type=bool),
+                "backend": LaunchConfiguration("backend"),
+                "base_url": LaunchConfiguration("base_url"),
             },
         ],
         remappings=[(topic, LaunchConfiguration(name)) for name, topic, _ in TOPIC_ARGUMENTS],

@@ -8,14 +8,15 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "wafer_reasoner"
-LOWER = ("planner", "emulator", "understanding", "engine", "runtime", "sim")
+LOWER = ("planner", "emulator", "understanding", "engine", "remote", "runtime", "sim")
 # folder -> the project folders it may import (itself always); the README's diagram draws this
 ALLOWED = {
     "planner": set(),
     "emulator": set(),
     "understanding": {"planner"},
     "engine": {"planner", "understanding"},
-    "runtime": {"planner", "understanding", "engine", "emulator"},
+    "remote": {"planner"},  # the OpenAI-compatible backend: standard library only, no engine, no ROS
+    "runtime": {"planner", "understanding", "engine", "emulator", "remote"},
     "sim": {"planner", "runtime"},
     "training": {*LOWER},
     "studies": {*LOWER, "training"},

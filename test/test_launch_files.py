@@ -27,6 +27,8 @@ EXPECTED_ARGUMENTS = {
         "odom_topic",
         "cmd_vel_topic",
         "goal_pose_topic",
+        "backend",
+        "base_url",
         "autostart",
     },
     "demo": {"scenario", "params_file", "sim_params_file", "use_sim_time", "real_time_factor", "log_level",

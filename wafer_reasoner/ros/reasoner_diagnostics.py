@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from wafer_reasoner.ros import conversions
+from wafer_reasoner.runtime.backends import backend_status
 
 
 def diagnostics_msg(node, reasoner, state: str, rejected: dict, navigator, now_s: float):
@@ -10,7 +11,9 @@ def diagnostics_msg(node, reasoner, state: str, rejected: dict, navigator, now_s
     missing (no scene, no pose, stale perception), ok otherwise."""
     core = reasoner.core
     status = core.status(now_s)
+    backend_problems, backend_values = backend_status(reasoner.model)  # the planning server's state, if any
     problems = status["problems"] if state == "active" else [f"{state} (lifecycle): not hearing speech"]
+    problems = problems + backend_problems
     return conversions.diagnostics_to_msg(
         name=f"{node.get_name()}: reasoner",
         hardware_id=str(reasoner.model.model_dir),
@@ -44,6 +47,7 @@ def diagnostics_msg(node, reasoner, state: str, rejected: dict, navigator, now_s
             "odom_rejected": rejected["odom"],
             "callback_errors": rejected["callback_errors"],
             **navigator.status(),
+            **backend_values,
         },
         stamp_s=now_s,
     )

@@ -35,6 +35,28 @@ PARAMETERS = {
     "engine_draft_tokens": Param(8, "Greedy: tokens drafted from past plan shapes per step (0: none).", 0, 64),
     "engine_export": Param("auto", "Which export of the model the fast engine runs: auto (the first present of "
                            "kv-int8, kv, genai), kv (in-place KV cache, float32), kv-int8 or genai (planner.onnx)."),
+    "backend": Param(
+        "embedded", "Planner backend: embedded (the in-process ONNX engine above) or openai (an OpenAI-compatible "
+        "inference server at base_url: vLLM, SGLang, llama.cpp's server, a cloud API)."),
+    "base_url": Param("http://127.0.0.1:8080/v1", "backend openai: the server's API root (http(s)://host:port/v1)."),
+    "backend_model": Param("", "backend openai: the model name sent; empty: the first model GET /models lists."),
+    "backend_api_key_env": Param(
+        "", "backend openai: NAME of the environment variable that holds the API key (sent as a Bearer token); "
+        "empty: no key. The key itself never goes in a parameter or a params file."),
+    "backend_timeout_s": Param(
+        10.0, "backend openai: a query's deadline, retries included; past it the request is refused ('did not "
+        "answer in time') and the robot does not move, s.", 0.1, 600.0),
+    "backend_retries": Param(
+        1, "backend openai: further attempts after a failed connection or an HTTP 429/5xx (within the deadline).",
+        0, 10),
+    "backend_fallback": Param(
+        "embedded", "backend openai: when the server cannot be reached, embedded (the in-process planner answers; "
+        "loads it at start) or none (the request is refused)."),
+    "backend_constraint": Param(
+        "auto", "backend openai: how the output is held to the action language: gbnf (llama.cpp grammar), "
+        "vllm_regex, vllm_grammar, json_schema (response_format), json_object (llama-cpp-python's schema form), "
+        "none, or auto (by the server's owned_by)."),
+    "backend_max_tokens": Param(256, "backend openai: max_tokens of a request.", 1, 4096),
     "semantic_map_file": Param(
         "",
         "YAML with the named places ({places: [{name, x, y, yaw}]}, map frame). Empty: the package's "

@@ -21,12 +21,14 @@ from wafer_reasoner.emulator.pacing import check_mode
 from wafer_reasoner.planner.executor import Executor
 from wafer_reasoner.planner.limits import LimitsError, SafetyLimits
 from wafer_reasoner.planner.scene import Scene
+from wafer_reasoner.runtime.backends import BACKENDS, EMBEDDED, describe, remote_planner, remote_settings
 from wafer_reasoner.runtime.core import ReasonerCore
 from wafer_reasoner.runtime.emulation import emulator_for, reasoning_for
-from wafer_reasoner.runtime.resources import ResourceError
+from wafer_reasoner.runtime.resources import ResourceError, model_dir
 
 LIMITS_PREFIX = "limits."
 ENGINE_PREFIX = "engine_"
+BACKEND_PREFIX = "backend_"
 EXECUTOR_PREFIX = "executor."
 
 
@@ -37,7 +39,7 @@ class ConfigurationError(RuntimeError):
 @dataclass(frozen=True)
 class Reasoner:
     core: ReasonerCore
-    model: object  # PlannerModel
+    model: object  # PlannerModel, or the remote backend (runtime/backends.py)
     places: tuple
     map_file: Path
 
@@ -46,7 +48,7 @@ class Reasoner:
         return (f"planner model from {self.model.model_dir}, {len(self.places)} named places from {self.map_file}; "
                 f"caps {limits.max_linear_speed_mps:g} m/s, {limits.max_angular_speed_radps:g} rad/s; emulating "
                 f"{emulator.target.name} on {emulator.hardware.name} ({emulator.stack.name}), "
-                f"pacing {self.core.pacing}")
+                f"pacing {self.core.pacing}{describe(self.model)}")
 
 
 def with_prefix(values: dict, prefix: str) -> dict:
@@ -68,7 +70,7 @@ def build_reasoner(values: dict, places: tuple, map_file, *, clock=None) -> Reas
         pacing = check_mode(values["emulator.pacing"])
     except ValueError as error:
         raise ConfigurationError(f"bad 'emulator.pacing' parameter: {error}") from None
-    model, deadline_ms = load_model(values, places)
+    model, deadline_ms = load_planner(values, places)
     try:
         emulator = emulator_for(values["emulator.target_model"], values["emulator.hardware"],
                                 values["emulator.stack"], planner_dir=model.model_dir)
@@ -82,6 +84,25 @@ def build_reasoner(values: dict, places: tuple, map_file, *, clock=None) -> Reas
                         gripper_replies=values["manipulator_replies_to_gripper"],
                         reply_ids=values["manipulator_reply_ids"], queue_depth=values["speech_queue_depth"])
     return Reasoner(core, model, places, Path(map_file))
+
+
+def load_planner(values: dict, places: tuple):
+    """(planner, best-of-N deadline in emulated ms): the embedded engine (``backend: embedded``), or the remote
+    backend with the engine as its fallback (loaded only when ``backend_fallback`` is ``embedded``)."""
+    if values["backend"] not in BACKENDS:
+        raise ConfigurationError(f"'backend' must be one of {BACKENDS}, got {values['backend']!r}")
+    if values["backend"] == EMBEDDED:
+        return load_model(values, places)
+    backend_values = with_prefix(values, BACKEND_PREFIX)
+    fallback_mode = backend_values.pop("fallback")
+    embedded = load_model(values, places)[0] if fallback_mode == EMBEDDED else None
+    try:
+        settings = remote_settings({**backend_values, "base_url": values["base_url"]})
+        planner = remote_planner(settings, fallback=embedded, fallback_mode=fallback_mode,
+                                 model_dir=model_dir(values["model_dir"] or None))
+    except ValueError as error:
+        raise ConfigurationError(f"bad 'backend_*' / 'base_url' parameters: {error}") from None
+    return planner, values[f"{ENGINE_PREFIX}deadline_ms"]
 
 
 def load_model(values: dict, places: tuple):

@@ -48,6 +48,7 @@ from wafer_reasoner.emulator.pacing import EMULATED, OFF, check_mode, pace
 from wafer_reasoner.emulator.reasoning import NO_REASONING
 from wafer_reasoner.planner.commands import CancelGoals, PlanEvent, PlanEventKind, Say, VelocityCommand
 from wafer_reasoner.planner.scene import RobotPose, Scene
+from wafer_reasoner.runtime.backends import QueryCall, with_backend_report
 from wafer_reasoner.runtime.best_of_n import EmulatedBestOfN
 from wafer_reasoner.runtime.emulation import emulated_details, query_class
 from wafer_reasoner.runtime.gate import (
@@ -240,13 +241,15 @@ class ReasonerCore:
         try:
             budget = 0 if stop else self.reasoning.tokens_for(self.emulator.target.name, str(job.text),
                                                               query_class(job.text))
-            model = EmulatedBestOfN(self.model, self.emulator, deadline_ms=self.deadline_ms, reasoning_tokens=budget,
+            call = QueryCall(self.model)  # the backend's report of this query (runtime/backends.py)
+            model = EmulatedBestOfN(call, self.emulator, deadline_ms=self.deadline_ms, reasoning_tokens=budget,
                                     accept=verifier_accepts(job.scene, self.limits, now_s=job.start_s,
                                                             utterance=job.text if isinstance(job.text, str) else None))
             if not job.scene_known and not stop and not utterance_problem(job.text):
                 result = no_scene_result(job.text)
             else:
-                result = answer(model, job.scene, job.text, self.limits, now_s=job.start_s)
+                result = with_backend_report(answer(model, job.scene, job.text, self.limits, now_s=job.start_s),
+                                             call.report)
             choice = model.last_choice  # None when the model was not asked (stop, bad or sceneless input)
             timing = choice.timing if choice else self.emulator.plan_time(result.prompt_tokens, result.tokens)
             result = result.with_emulation(timing.emulated_ms, emulated_details(timing, choice))

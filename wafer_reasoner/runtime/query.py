@@ -51,10 +51,14 @@ class PlanResult:
     emulated: MappingProxyType | None = None  # the emulated pair (target, hardware, ...) when one is charged
     pacing: MappingProxyType | None = None  # how publication was paced (mode, behind_ms, ...) when it was
     shed: str = ""  # "busy" or "stopped" when the utterance was never planned (runtime/outbox.py says why)
+    backend: MappingProxyType | None = None  # which remote backend answered, in how long (runtime/backends.py)
 
     def with_emulation(self, emulated_ms: float, details: dict) -> PlanResult:
         """A copy charged ``emulated_ms`` (timings_ms.emulated_ms) with the emulated pair's ``details``."""
         return replace(self.with_timing("emulated_ms", emulated_ms), emulated=MappingProxyType(dict(details)))
+
+    def with_backend(self, report: dict) -> PlanResult:
+        return replace(self, backend=MappingProxyType(dict(report)))
 
     def with_pacing(self, pacing: dict) -> PlanResult:
         return replace(self, pacing=MappingProxyType(dict(pacing)))
@@ -75,7 +79,7 @@ class PlanResult:
             "tokens_per_s": _json_number(self.tokens_per_s),
         } | {
             name: {key: _json_value(value) for key, value in extra.items()}
-            for name, extra in (("emulated", self.emulated), ("pacing", self.pacing))
+            for name, extra in (("emulated", self.emulated), ("pacing", self.pacing), ("backend", self.backend))
             if extra is not None
         } | ({"shed": self.shed} if self.shed else {})
 
@@ -98,7 +102,8 @@ def answer(
     try:
         generation = model.generate(scene, text)
     except Exception as error:  # noqa: BLE001 - one bad query must not take the robot's planner down
-        reason = f"My planner failed ({type(error).__name__}: {error})."
+        # a remote backend's failure says what to tell the person (BackendError.spoken), anything else what broke
+        reason = getattr(error, "spoken", "") or f"My planner failed ({type(error).__name__}: {error})."
         return _result(text, (), PlanStatus.REJECTED, (reason,), started, clock)
     return _checked(text, generation, scene, limits, now_s, started, clock)
 
