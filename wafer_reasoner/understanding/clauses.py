@@ -15,15 +15,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from difflib import SequenceMatcher
 
 from wafer_reasoner.planner.language import Handover, Pick, PlaceOn, PlanSyntaxError, Ref, parse_plan
 from wafer_reasoner.understanding.lexicon import (
+    COLOR_WORDS,
     COMMAND_VERBS,
+    DETERMINERS,
+    NEVER_A_LABEL,
     OTHER_VERBS,
     POLITENESS,
+    PRONOUNS,
     QUESTION_WORDS,
     UNSUPPORTED_VERBS,
 )
+from wafer_reasoner.understanding.words import FILLERS, NUMBER_WORDS
 
 _CONNECTOR = re.compile(r"[,.;!?]?\s*\b(?:and\s+)?(?:then|than|after\s+that|afterwards|finally)\b[,.]?", re.IGNORECASE)
 _AND = re.compile(r"\s*(?:,\s*and\b|\band\b|[,;])\s*", re.IGNORECASE)
@@ -83,13 +89,35 @@ def is_question(part: str) -> bool:
     return False
 
 
+# words that may open a part and are no verb the language lacks: every word of the tables, colours, numbers, fillers
+_KNOWN_OPENERS = NEVER_A_LABEL | COLOR_WORDS | frozenset(NUMBER_WORDS) | FILLERS | _LEAD_INS
+# what follows a verb's object: "polish the lamp", "juggle it", "dash to the door"
+_OBJECT_STARTS = DETERMINERS | PRONOUNS | {"to"}
+MISHEARD_RATIO = 0.75  # a word this close to a command verb may be that verb misheard ("fech", "brng", "tunr")
+
+
+def _misheard_command(word: str) -> bool:
+    return any(SequenceMatcher(None, word, verb).ratio() >= MISHEARD_RATIO for verb in COMMAND_VERBS)
+
+
+def _unknown_verb(word: str, following: str, names) -> bool:
+    """A word no table knows, no thing in view is called and no command verb sounds like, followed by what
+    follows a verb ("polish the lamp", "juggle it", "sprint to the door"): a verb the language does not have."""
+    return following in _OBJECT_STARTS and word not in _KNOWN_OPENERS and word not in names and \
+        not word.isdigit() and not _misheard_command(word)
+
+
 def asks_outside(part: str, label_words=frozenset()) -> bool:
-    """Whether a part's command verb, after lead-ins ("could you", "go and"), is one the language cannot do
-    ("wash the cup", "go and vacuum the rug"). A word that names something in the scene is no verb here ("iron,
-    bring it to me" with an iron in view)."""
-    for word in _WORDS.findall(part.lower())[:6]:
+    """Whether a part's command verb, after lead-ins ("could you", "go and"), is one the language cannot do:
+    one it names as such ("wash the cup", "go and vacuum the rug") or a word no table knows in a verb's place
+    ("polish the lamp"). A word that names something in the scene or the map is no verb here ("iron, bring it
+    to me" with an iron in view)."""
+    words = _WORDS.findall(part.lower())
+    for index, word in enumerate(words[:6]):
         if word in UNSUPPORTED_VERBS:
             return word not in label_words
+        if _unknown_verb(word, "".join(words[index + 1:index + 2]), label_words):
+            return True
         if word not in _LEAD_INS and word not in _SERIAL:
             return False
     return False
@@ -97,7 +125,8 @@ def asks_outside(part: str, label_words=frozenset()) -> bool:
 
 def refused_without_model(scene, utterance: str) -> bool:
     """A question, or a part asking for what the language cannot do: ``clarify(unsupported)`` without the model."""
-    label_words = frozenset(word for thing in scene.objects for word in thing.label.split("_"))
+    label_words = frozenset(word for thing in scene.objects for word in thing.label.split("_")) | \
+        frozenset(word for place in scene.places for word in place.name.split("_"))
     return is_question(utterance) or any(asks_outside(part, label_words) for part in split_clauses(utterance))
 
 

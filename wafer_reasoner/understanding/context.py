@@ -31,6 +31,15 @@ _OPENERS = re.compile(
 _DISCOURSE = re.compile(r"^(?:(?:no|nope|nah|actually|anyway|anyhow|okay|ok|alright|oh|ah|well|so|um|uh|er|hmm|"
                         r"sorry|oops|wait no|change of plans?|scratch that|on second thought)\b[\s,;:.!-]*)+",
                         re.IGNORECASE)
+# phrases that only soften or frame a request, wherever they stand ("when you have a moment, put the cup in the
+# sink", "you know what, go to the office", "I'd like you to turn left"): they ask nothing, and "when ..." must not
+# read as a question
+_HEDGES = re.compile(
+    r"\b(?:(?:when|whenever|if) you (?:(?:have|get|find)\s+)+(?:(?:a|the|some) )?(?:moment|minute|second|sec|chance|time)|"
+    r"whenever you can|when you(?:'re| are) (?:free|ready|done)|at your (?:earliest )?convenience|"
+    r"you know what|(?:to make a )?long story short|(?:i|i'm|i am) ask(?:ing)? you to|(?:i'd|i would) like you to|"
+    r"(?:i|we) (?:want|need) you to|would you be so kind as to|be so kind as to|do me a favou?r(?: and)?)\b[\s,]*",
+    re.IGNORECASE)
 _INSTEAD = re.compile(r"[\s,]+(?:instead|instead of that|rather)(?=[\s.!,]*$)", re.IGNORECASE)
 _REQUESTS = re.compile(r"^(?:i need|i want|i'd like|i would like|i'd love|(?:can|could|may) i (?:have|get)|let's|"
                        r"i'm going to need|we need)\b")
@@ -82,14 +91,20 @@ def _without_discourse(sentence: str) -> str:
     return plain if plain != sentence.strip() and words and words[0] in _VERBS else sentence
 
 
+def without_hedges(text: str) -> str:
+    """``text`` without the phrases that only soften a request ("when you have a moment, ...")."""
+    return _HEDGES.sub("", text)
+
+
 def what_is_asked(utterance: str) -> str:
-    """The sentences of ``utterance`` that ask, without their asides and turn-of-talk words; the whole utterance
-    when none asks."""
-    paused = _ELLIPSIS.sub(",", utterance.strip())  # "um... the desk": a pause, not a sentence's end
+    """The sentences of ``utterance`` that ask, without their hedges, asides and turn-of-talk words; the whole
+    utterance when none asks."""
+    plain = without_hedges(utterance.strip()).strip(" ,")
+    paused = _ELLIPSIS.sub(",", plain)  # "um... the desk": a pause, not a sentence's end
     paused = _TITLES.sub(lambda match: match.group(0)[:-1], paused)  # "Dr. Okafor": one sentence
     sentences = [s for s in _SENTENCES.split(paused) if s.strip()]
     asking = [_without_discourse(_without_asides(s)) for k, s in enumerate(sentences)
               if asks(s) or _names_what_follows(sentences, k)]
     if not asking or asking == sentences:
-        return utterance
+        return utterance if plain == utterance.strip() or not plain else plain
     return " ".join(part.strip() for part in asking)
