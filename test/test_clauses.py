@@ -87,3 +87,58 @@ def test_any_part_outside_makes_the_whole_a_refusal_without_the_model():
     assert model.generate(scene, "wash the cup").tokens == 0  # the model is not asked
     for say in ("wash the cup", "bring me the cup and then wash it", "go to the cup and wipe it"):
         assert model.generate(scene, say).text == "clarify(unsupported)", say
+
+
+_NAMES = frozenset({"paint", "can", "sandwich", "water", "bottle", "trolley", "cup", "counter", "kitchen"})
+
+
+@pytest.mark.parametrize("say, parts", [
+    # a word of a name in view is no verb: no split before "grab it"
+    ("the paint can near the sandwich, grab it", ["the paint can near the sandwich, grab it"]),
+    ("the water bottle under the trolley, pick it up", ["the water bottle under the trolley, pick it up"]),
+    # a chunk that only names what the next command points at opens that command's part
+    ("turn left, the red cup, bring it to me", ["turn left", "the red cup, bring it to me"]),
+    # a place's name does not make "go to kitchen" a bare "go"
+    ("pick up the cup, go to kitchen, and put it on the counter",
+     ["pick up the cup", "go to kitchen", "put it on the counter"]),
+])
+def test_names_in_view_are_never_taken_for_verbs_when_splitting(say, parts):
+    assert clauses.split_clauses(say, _NAMES) == parts
+
+
+def test_without_the_names_a_verb_word_in_a_label_still_splits():
+    assert clauses.split_clauses("the paint can near the sandwich, grab it") == \
+        ["the paint can near the sandwich", "grab it"]
+
+
+_DELIVERY = "navigate(obj:cup_1); pick(obj:cup_1); navigate(person:user); handover(obj:cup_1, person:user)"
+
+
+def test_a_part_that_only_repeats_the_delivery_just_made_adds_nothing():
+    assert clauses.join_plans([_DELIVERY, _DELIVERY]) == _DELIVERY
+    assert clauses.join_plans([_DELIVERY, _DELIVERY, "rotate(90)"]) == _DELIVERY + "; rotate(90)"
+    # another object, or anything between the two, is planned as said
+    other = _DELIVERY.replace("cup_1", "mug_1")
+    assert clauses.join_plans([_DELIVERY, other]) == f"{_DELIVERY}; {other}"
+    assert clauses.join_plans([_DELIVERY, "rotate(90)", _DELIVERY]) == f"{_DELIVERY}; rotate(90); {_DELIVERY}"
+    assert not clauses.repeats_delivery("navigate(obj:cup_1); pick(obj:cup_1)", _DELIVERY)
+
+
+@pytest.mark.parametrize("part", ["polish the lamp", "could you juggle it", "sprint to the door",
+                                  "please sharpen my pencil"])
+def test_a_word_no_table_knows_in_a_verbs_place_asks_outside(part):
+    assert clauses.asks_outside(part)
+
+
+@pytest.mark.parametrize("part", ["fech the cup", "brng me the cup", "gizmo, bring it to me", "tunr left",
+                                  "the cup, bring it", "rond to the sink"])
+def test_a_misheard_verb_or_a_name_first_does_not(part):
+    assert not clauses.asks_outside(part, frozenset({"rond"}))
+
+
+def test_a_word_that_names_a_place_on_the_map_is_no_verb():
+    scene = Scene(objects=(SceneObject("cup_1", "cup", "", 1.0, 0.0),), places=())
+    assert clauses.refused_without_model(scene, "scullery the cup")
+    from wafer_reasoner.planner.scene import NamedPlace
+    mapped = Scene(objects=scene.objects, places=(NamedPlace("scullery", 2.0, 0.0),))
+    assert not clauses.refused_without_model(mapped, "scullery the cup")

@@ -30,3 +30,25 @@ def test_what_asks_nothing_or_only_asks_stays_whole(said):
 def test_a_turn_of_talk_word_does_not_hide_a_request_or_make_one():
     assert asks("no, go to the office") and asks("actually, bring me the cup")
     assert not asks("no, I think it's fine") and not asks("well, that was a long day")
+
+
+@pytest.mark.parametrize("said, asked", [
+    ("when you have a moment, put the cup in the sink", "put the cup in the sink"),
+    ("my back hurts. when you get a chance, go to the office", "go to the office"),
+    ("you know what, hi robot, could you please go to the office", "hi robot, could you please go to the office"),
+    ("long story short, bring me the cup", "bring me the cup"),
+    ("I'd like you to turn left", "turn left"),
+    ("um could you turn right around", "could you turn around"),
+    ("walk behind me", "follow me"),
+    ("keep up with me please", "follow me please"),
+])
+def test_hedges_are_dropped_and_fixed_phrases_said_plainly(said, asked):
+    assert what_is_asked(said) == asked
+
+
+def test_a_hedge_that_opens_with_when_is_no_question():
+    from wafer_reasoner.understanding.clauses import is_question
+    assert is_question("when you have a moment, put the cup in the sink")  # read alone it would be refused
+    assert not is_question(what_is_asked("when you have a moment, put the cup in the sink"))
+    assert what_is_asked("turn right") == "turn right" and what_is_asked("go to the room behind me") == \
+        "go to the room behind me"

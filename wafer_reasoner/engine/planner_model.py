@@ -223,7 +223,7 @@ class PlannerModel:
         """Greedy: each part of the utterance between clause connectors planned on its own, with the state the
         parts before it leave (what the robot holds, what "it" means; understanding/clauses.py); the plans joined
         as the contract joins clauses."""
-        parts = clauses.split_clauses(utterance)
+        parts = clauses.split_clauses(utterance, clauses.scene_names(scene))
         if len(parts) == 1:
             return self._generate_one(scene, utterance, accept, antecedent)
         started = time.perf_counter()

@@ -23,6 +23,7 @@ from wafer_reasoner.planner.language import (
 )
 from wafer_reasoner.planner.scene import Scene, SceneObject
 from wafer_reasoner.understanding import grounding
+from wafer_reasoner.understanding.clauses import repeats_delivery
 
 USER = Ref("person", "user")
 UNSUPPORTED_INTENTS = ("unsupported", "unsupported_verb", "unsupported_people", "unsupported_manner")
@@ -142,15 +143,18 @@ def clause_steps(scene: Scene, clause: dict, state: PlanState) -> list:
 
 
 def reference_plan(scene: Scene, clauses: list) -> str:
-    """The contract's plan for the clauses: each clause's steps in order; the first clarify is the whole plan;
-    anything after a follow makes it unsupported."""
+    """The contract's plan for the clauses: each clause's steps in order (a clause that only hands the speaker
+    again what was just handed to them adds nothing); the first clarify is the whole plan; anything after a
+    follow makes it unsupported."""
     state = PlanState(holding=scene.holding)
     steps = []
     try:
         for index, clause in enumerate(clauses):
             if clause["intent"] == "follow" and index < len(clauses) - 1:
                 raise NeedsClarify(Clarify("unsupported"))
-            steps += clause_steps(scene, clause, state)
+            more = clause_steps(scene, clause, state)
+            if not (steps and repeats_delivery(format_plan(steps), format_plan(more))):
+                steps += more
     except NeedsClarify as clarify:
         return format_plan([clarify.step])
     return format_plan(steps)

@@ -315,7 +315,7 @@ def _parts(scene: Scene, utterance: str, clauses) -> list:
     """The parts the planner plans one by one (understanding/clauses.py), each with its own plan, the robot's
     state before it and the object "it" means: [(text, plan, scene, antecedent)], when the split meets the
     clauses one to one (else [])."""
-    texts = splitter.split_clauses(utterance)
+    texts = splitter.split_clauses(utterance, splitter.scene_names(scene))
     if clauses is None or len(texts) != len(clauses) or len(texts) == 1:
         return []
     parts, antecedent = [], ""

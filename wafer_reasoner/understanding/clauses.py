@@ -42,6 +42,7 @@ _LEAD_INS = POLITENESS | {"also", "then", "could", "can", "would", "will", "you"
                           "don't", "do", "listen", "look", "right", "write", "me", "is", "possible", "first",
                           "now", "next"}
 _SERIAL = frozenset({"go", "come", "and"})  # "go and get the cup" is one command
+_POINTERS = frozenset({"it", "them"})
 _VERBS = (COMMAND_VERBS | OTHER_VERBS) - {"please", "thank", "thanks", "could", "can", "would", "will", "shall",
                                            "should", "may", "might", "must", "is", "are", "was", "were", "be", "been",
                                            "am", "has", "have", "had", "does", "did", "done", "need", "want", "like",
@@ -58,17 +59,36 @@ def _starts_command(text: str) -> bool:
     return False
 
 
-def _split_at_and(part: str) -> list:
-    """A part split where "and" or a comma joins two commands (the part before must hold a verb of its own: "the
-    red cup, bring it to me" is one command)."""
-    out, start = [], 0
-    for joint in _AND.finditer(part):
-        sentence = _SENTENCE_END.split(part[start:joint.start()])[-1]  # "i just got home. if you don't mind, ..."
-        before = set(_WORDS.findall(sentence.lower())) - _LEAD_INS  # what the part says
-        if _starts_command(part[joint.end():]) and _VERBS.intersection(before) and not before <= _SERIAL:
-            out.append(part[start:joint.start()])
-            start = joint.end()
-    return out + [part[start:]]
+def _says_a_verb(text: str, names) -> bool:
+    """Whether the last sentence of ``text`` holds a verb of its own, besides lead-ins, "go and" and words that
+    name something in view ("the paint can", "the water bottle" hold no verb)."""
+    sentence = _SENTENCE_END.split(text)[-1]  # "i just got home. if you don't mind, ..."
+    said = set(_WORDS.findall(sentence.lower())) - _LEAD_INS
+    return bool(_VERBS.intersection(said - names)) and not said <= _SERIAL
+
+
+def _topic(chunk: str, following: str, names) -> bool:
+    """A chunk that only names what the command after it points at: "the red cup" in "..., the red cup, bring it
+    to me"."""
+    return not _says_a_verb(chunk, names) and _starts_command(following) and \
+        bool(_POINTERS.intersection(_WORDS.findall(following.lower())))
+
+
+def _split_at_and(part: str, names=frozenset()) -> list:
+    """A part split where "and" or a comma joins two commands: before a command verb when the part so far holds
+    a verb of its own ("the red cup, bring it to me" is one command), and before a chunk that only names what the
+    next command points at ("turn left, the red cup, bring it to me": "turn left" | "the red cup, bring it ...")."""
+    pieces = _AND.split(part)  # chunks, joints, chunks, ... (the pattern has no groups: rebuilt below)
+    joints = [match.group(0) for match in _AND.finditer(part)]
+    out = [pieces[0]]
+    for index, chunk in enumerate(pieces[1:]):
+        following = pieces[index + 2] if index + 2 < len(pieces) else ""
+        opens = _starts_command(chunk) or _topic(chunk, following, names)
+        if opens and _says_a_verb(out[-1], names):
+            out.append(chunk)
+        else:
+            out[-1] += joints[index] + chunk
+    return out
 
 
 _QUESTION_OPENERS = QUESTION_WORDS | {"is", "are", "was", "were", "does", "did", "has", "have", "isn't", "aren't",
@@ -93,11 +113,13 @@ def is_question(part: str) -> bool:
 _KNOWN_OPENERS = NEVER_A_LABEL | COLOR_WORDS | frozenset(NUMBER_WORDS) | FILLERS | _LEAD_INS
 # what follows a verb's object: "polish the lamp", "juggle it", "dash to the door"
 _OBJECT_STARTS = DETERMINERS | PRONOUNS | {"to"}
-MISHEARD_RATIO = 0.75  # a word this close to a command verb may be that verb misheard ("fech", "brng", "tunr")
+MISHEARD_RATIO = 0.75  # a word this close to a command verb may be that verb misheard
 
 
 def _misheard_command(word: str) -> bool:
-    return any(SequenceMatcher(None, word, verb).ratio() >= MISHEARD_RATIO for verb in COMMAND_VERBS)
+    """A one-letter slip of a command verb, as a recogniser makes them ("fech", "bringg", "tunr"; not "sprint")."""
+    return any(abs(len(word) - len(verb)) <= 1 and SequenceMatcher(None, word, verb).ratio() >= MISHEARD_RATIO
+               for verb in COMMAND_VERBS)
 
 
 def _unknown_verb(word: str, following: str, names) -> bool:
@@ -125,27 +147,53 @@ def asks_outside(part: str, label_words=frozenset()) -> bool:
 
 def refused_without_model(scene, utterance: str) -> bool:
     """A question, or a part asking for what the language cannot do: ``clarify(unsupported)`` without the model."""
-    label_words = frozenset(word for thing in scene.objects for word in thing.label.split("_")) | \
+    names = scene_names(scene)
+    return is_question(utterance) or any(asks_outside(part, names) for part in split_clauses(utterance, names))
+
+
+def scene_names(scene) -> frozenset:
+    """The words of the scene's object labels and the map's place names."""
+    return frozenset(word for thing in scene.objects for word in thing.label.split("_")) | \
         frozenset(word for place in scene.places for word in place.name.split("_"))
-    return is_question(utterance) or any(asks_outside(part, label_words) for part in split_clauses(utterance))
 
 
-def split_clauses(utterance: str) -> list:
-    """The utterance's parts between clause connectors (parts without a word dropped); one part if none."""
-    parts = [piece for part in _CONNECTOR.split(utterance) for piece in _split_at_and(part)]
+def split_clauses(utterance: str, names=frozenset()) -> list:
+    """The utterance's parts between clause connectors (parts without a word dropped); one part if none.
+    ``names``: the words that name things in view and places on the map (``scene_names``), never taken for
+    verbs."""
+    parts = [piece for part in _CONNECTOR.split(utterance) for piece in _split_at_and(part, names)]
     parts = [part.strip(" ,.;!?") for part in parts]
     return [part for part in parts if _WORD.search(part)] or [utterance]
 
 
+def _delivery(plan: str) -> str:
+    """The object a plan ends by handing to the speaker ("" when it does not)."""
+    last = plan.split("; ")[-1]
+    return last[len("handover(obj:"):-len(", person:user)")] if last.startswith("handover(obj:") and \
+        last.endswith(", person:user)") else ""
+
+
+def repeats_delivery(before: str, plan: str) -> bool:
+    """Whether ``plan`` only brings the speaker again what ``before`` just handed them: "fetch the cup and bring it
+    to me" is one delivery, said twice."""
+    delivered = _delivery(before)
+    return bool(delivered) and plan == (f"navigate(obj:{delivered}); pick(obj:{delivered}); navigate(person:user); "
+                                        f"handover(obj:{delivered}, person:user)")
+
+
 def join_plans(plans: list) -> str:
-    """The contract's composition: the first refusal (in clause order) is the plan, else the steps in order;
-    a part after a follow makes the plan a refusal (a follow runs until it is stopped)."""
+    """The contract's composition: the first refusal (in clause order) is the plan, else the steps in order
+    (a part that only repeats the delivery just made adds nothing); a part after a follow makes the plan a
+    refusal (a follow runs until it is stopped)."""
+    kept = []
     for index, plan in enumerate(plans):
         if plan.startswith("clarify("):
             return plan
         if index < len(plans) - 1 and plan.split("; ")[-1].startswith("follow("):
             return "clarify(unsupported)"
-    return "; ".join(plans)
+        if not (kept and repeats_delivery(kept[-1], plan)):
+            kept.append(plan)
+    return "; ".join(kept)
 
 
 def scene_after(scene, plan_text: str):

@@ -35,11 +35,19 @@ _DISCOURSE = re.compile(r"^(?:(?:no|nope|nah|actually|anyway|anyhow|okay|ok|alri
 # sink", "you know what, go to the office", "I'd like you to turn left"): they ask nothing, and "when ..." must not
 # read as a question
 _HEDGES = re.compile(
-    r"\b(?:(?:when|whenever|if) you (?:(?:have|get|find)\s+)+(?:(?:a|the|some) )?(?:moment|minute|second|sec|chance|time)|"
+    r"\b(?:(?:when|whenever|if) you (?:(?:have|get|find)\s+)+(?:(?:a|the|some) )?"
+    r"(?:moment|minute|second|sec|chance|time)|"
     r"whenever you can|when you(?:'re| are) (?:free|ready|done)|at your (?:earliest )?convenience|"
     r"you know what|(?:to make a )?long story short|(?:i|i'm|i am) ask(?:ing)? you to|(?:i'd|i would) like you to|"
     r"(?:i|we) (?:want|need) you to|would you be so kind as to|be so kind as to|do me a favou?r(?: and)?)\b[\s,]*",
     re.IGNORECASE)
+# fixed phrases said in the words the planner knows: "turn right around" is a half turn, not a right turn; "walk
+# behind me" and "keep up with me" are "follow me" (docs/action_language.md section 2.1)
+_IDIOMS = (
+    (re.compile(r"\b(turn|spin|rotate|turning|spinning)\s+right\s+around\b", re.IGNORECASE), r"\1 around"),
+    (re.compile(r"\b(?:walk|stay|keep|go|come)\s+(?:right\s+)?behind\s+(me|us)\b", re.IGNORECASE), r"follow \1"),
+    (re.compile(r"\bkeep\s+up\s+with\s+(me|us)\b", re.IGNORECASE), r"follow \1"),
+)
 _INSTEAD = re.compile(r"[\s,]+(?:instead|instead of that|rather)(?=[\s.!,]*$)", re.IGNORECASE)
 _REQUESTS = re.compile(r"^(?:i need|i want|i'd like|i would like|i'd love|(?:can|could|may) i (?:have|get)|let's|"
                        r"i'm going to need|we need)\b")
@@ -92,7 +100,10 @@ def _without_discourse(sentence: str) -> str:
 
 
 def without_hedges(text: str) -> str:
-    """``text`` without the phrases that only soften a request ("when you have a moment, ...")."""
+    """``text`` without the phrases that only soften a request ("when you have a moment, ..."), and its fixed
+    phrases said plainly ("turn right around" -> "turn around")."""
+    for idiom, plain in _IDIOMS:
+        text = idiom.sub(plain, text)
     return _HEDGES.sub("", text)
 
 
