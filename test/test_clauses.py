@@ -142,3 +142,15 @@ def test_a_word_that_names_a_place_on_the_map_is_no_verb():
     from wafer_reasoner.planner.scene import NamedPlace
     mapped = Scene(objects=scene.objects, places=(NamedPlace("scullery", 2.0, 0.0),))
     assert not clauses.refused_without_model(mapped, "scullery the cup")
+
+
+@pytest.mark.parametrize("said, question", [("what's your name robot?", True), ("where's my phone", True),
+                                            ("what a morning", False), ("ugh, what a mess", False)])
+def test_contracted_question_words_ask_and_exclamations_do_not(said, question):
+    assert clauses.is_question(said) is question
+
+
+def test_a_contraction_or_an_interjection_is_never_a_verb_the_language_lacks():
+    assert not clauses.asks_outside("here's the thing")
+    assert not clauses.asks_outside("oof, this box is heavy")
+    assert clauses.opens_with_unknown_verb("wrap the gift box") and not clauses.opens_with_unknown_verb("ugh the box")

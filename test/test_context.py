@@ -52,3 +52,20 @@ def test_a_hedge_that_opens_with_when_is_no_question():
     assert not is_question(what_is_asked("when you have a moment, put the cup in the sink"))
     assert what_is_asked("turn right") == "turn right" and what_is_asked("go to the room behind me") == \
         "go to the room behind me"
+
+
+def test_a_sentence_that_names_a_thing_in_view_is_kept_for_the_next_ones_pointer():
+    names = frozenset({"cuff", "cane", "tape"})
+    assert what_is_asked("the cuff next to the cane. bring it to me", names) == \
+        "the cuff next to the cane. bring it to me"
+    # telling, not naming: the command alone
+    assert what_is_asked("the kids are asleep. the tape, pick it up", names) == "the tape, pick it up"
+
+
+@pytest.mark.parametrize("said, asked", [
+    ("It's my sister's birthday. Wrap the gift box for me, would you?", "Wrap the gift box for me, would you?"),
+    ("Ugh, what a morning. Anyway, hand me the tape, would you?", "hand me the tape, would you?"),
+    ("so here's the thing. please to grab the ladle", "please to grab the ladle"),
+])
+def test_a_verb_the_language_lacks_still_asks_and_exclamations_do_not(said, asked):
+    assert what_is_asked(said) == asked

@@ -206,7 +206,7 @@ class PlannerModel:
         that ask are planned (``understanding/context.py``: "I'm so tired. Bring me the cup." plans "Bring me the
         cup."). ``fits(prompt_tokens, lengths, done) -> n`` (best-of-N): how many leading candidates can still make
         a deadline; the others are stopped (FastEngine.decode)."""
-        utterance = what_is_asked(utterance)
+        utterance = what_is_asked(utterance, clauses.scene_names(scene))
         if self.engine is None or self.engine.config.candidates == 1:
             return self._generate_by_clause(scene, utterance, accept, antecedent)
         return self._generate_one(scene, utterance, accept, antecedent, fits)

@@ -92,7 +92,7 @@ def _split_at_and(part: str, names=frozenset()) -> list:
 
 
 _QUESTION_OPENERS = QUESTION_WORDS | {"is", "are", "was", "were", "does", "did", "has", "have", "isn't", "aren't",
-                                      "doesn't"}
+                                      "doesn't", "what's", "where's", "who's", "how's", "when's", "why's"}
 
 
 def is_question(part: str) -> bool:
@@ -103,7 +103,9 @@ def is_question(part: str) -> bool:
     words = _WORDS.findall(part.lower())
     for index, word in enumerate(words[:5]):
         if word in _QUESTION_OPENERS:
-            return words[index + 1:index + 2] != ["possible"]  # "is possible to bring ...": a request
+            # "is possible to bring ...": a request; "what a morning": an exclamation
+            return words[index + 1:index + 2] != ["possible"] and not (
+                word == "what" and words[index + 1:index + 2] in (["a"], ["an"]))
         if word not in POLITENESS and word not in {"first", "then", "also", "now", "and", "so"}:
             return False
     return False
@@ -123,10 +125,17 @@ def _misheard_command(word: str) -> bool:
 
 
 def _unknown_verb(word: str, following: str, names) -> bool:
-    """A word no table knows, no thing in view is called and no command verb sounds like, followed by what
-    follows a verb ("polish the lamp", "juggle it", "sprint to the door"): a verb the language does not have."""
+    """A word no table knows (nor a contraction: "here's the thing"), no thing in view is called and no command
+    verb sounds like, followed by what follows a verb ("polish the lamp", "juggle it", "sprint to the door"): a
+    verb the language does not have."""
     return following in _OBJECT_STARTS and word not in _KNOWN_OPENERS and word not in names and \
-        not word.isdigit() and not _misheard_command(word)
+        "'" not in word and not word.isdigit() and not _misheard_command(word)
+
+
+def opens_with_unknown_verb(text: str, names=frozenset()) -> bool:
+    """Whether ``text`` opens with a verb the language does not have ("wrap the gift box for me")."""
+    words = _WORDS.findall(text.lower())
+    return bool(words) and _unknown_verb(words[0], "".join(words[1:2]), names)
 
 
 def asks_outside(part: str, label_words=frozenset()) -> bool:

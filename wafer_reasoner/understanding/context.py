@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from wafer_reasoner.understanding.clauses import is_question
+from wafer_reasoner.understanding.clauses import is_question, opens_with_unknown_verb
 from wafer_reasoner.understanding.lexicon import COMMAND_VERBS, OTHER_VERBS, POLITENESS
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+")
@@ -23,7 +23,8 @@ _WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _OPENERS = re.compile(
     r"^(?:(?:anyway|anyhow|meanwhile|in the meantime|for now|so|okay|ok|alright|right|oh|ah|well|also|and|then|than|"
     r"after that|afterwards|finally|next|now|scratch that|on second thought|change of plans?|"
-    r"just|honestly|actually|basically|first|um|uh|er|hey|hi|hello|robot|please|dear|yes|yeah|no|nope|nah|sorry|look|listen|"
+    r"just|honestly|actually|basically|first|um|uh|er|hey|hi|hello|robot|please to|please|dear|"
+    r"yes|yeah|no|nope|nah|sorry|look|listen|"
     r"could you|can you|would you|will you|would you mind|do you mind|if you can|if you don't mind|kindly|"
     r"is possible to|is it possible to|please to|you can|you must|you will|i want that you|you)\b[\s,]*)+")
 # words that only mark a turn of talk ("no, go to the office instead"): the sentence asks what it asks without
@@ -54,6 +55,7 @@ _REQUESTS = re.compile(r"^(?:i need|i want|i'd like|i would like|i'd love|(?:can
 _SUBJECTS = frozenset({"i", "i'm", "i've", "i'll", "i'd", "it's", "that's", "there's", "we", "we're", "we've",
                        "they", "they're", "he", "she", "he's", "she's"})
 _POINTERS = frozenset({"it", "that", "this", "them", "those", "these", "one"})
+_TELLING = frozenset({"is", "are", "was", "were", "isn't", "aren't", "it's", "that's", "there's", "has", "have"})
 _VERBS = (COMMAND_VERBS | OTHER_VERBS | {"weight"}) - POLITENESS - {"is", "are", "was", "were", "be", "have", "has",
                                                                     "had", "do", "does", "did"}  # "weight": wait
 
@@ -63,19 +65,32 @@ def _opening(text: str) -> str:
     return _OPENERS.sub("", text.lower().strip(" ,;:-")).strip(" ,")
 
 
-def asks(sentence: str) -> bool:
-    """Whether a sentence asks something of the robot: a verb first, a request, or a question."""
+def asks(sentence: str, names=frozenset()) -> bool:
+    """Whether a sentence asks something of the robot: a verb first (one the language has or not: "wrap the
+    gift"), a request, a question, or a thing named and then asked for ("the red cup, bring it to me")."""
     rest = _opening(sentence)
     words = _WORDS.findall(rest)
-    return bool(words) and (words[0] in _VERBS or bool(_REQUESTS.match(rest)) or is_question(sentence))
+    return bool(words) and (words[0] in _VERBS or bool(_REQUESTS.match(rest)) or is_question(sentence) or
+                            _topic_first(rest) or opens_with_unknown_verb(rest, names))
 
 
-def _names_what_follows(sentences: list, index: int) -> bool:
-    """A short sentence that only names a thing the next one points at: "The wrench. Bring it to me."."""
+def _names_what_follows(sentences: list, index: int, names=frozenset()) -> bool:
+    """A sentence that only names a thing the next one points at: "The wrench. Bring it to me.", "The cup next
+    to the sink. Bring it to me.". With ``names`` (the words naming things in view) it must name one and hold
+    no verb ("The kids are asleep. Bring it to me." names nothing); without them it must be short."""
     words = _WORDS.findall(_opening(sentences[index]))
     following = _WORDS.findall(sentences[index + 1].lower()) if index + 1 < len(sentences) else []
-    return 0 < len(words) <= 4 and words[0] not in _SUBJECTS and words[0] not in _VERBS and \
-        not POLITENESS.issuperset(words) and bool(_POINTERS.intersection(following))
+    names_a_thing = bool(names.intersection(words)) and not _TELLING.intersection(words) if names else \
+        len(words) <= 4
+    return bool(words) and len(words) <= 10 and names_a_thing and words[0] not in _SUBJECTS and \
+        words[0] not in _VERBS and not POLITENESS.issuperset(words) and bool(_POINTERS.intersection(following))
+
+
+def _topic_first(sentence: str) -> bool:
+    """A sentence that names a thing, then asks for it after a comma: "the orange tape, pick it up"."""
+    chunks = sentence.split(",")
+    return any(_WORDS.findall(chunk.lower())[:1] and _WORDS.findall(chunk.lower())[0] in _VERBS and
+               _POINTERS.intersection(_WORDS.findall(chunk.lower())) for chunk in chunks[1:])
 
 
 def _aside(chunk: str) -> bool:
@@ -107,15 +122,15 @@ def without_hedges(text: str) -> str:
     return _HEDGES.sub("", text)
 
 
-def what_is_asked(utterance: str) -> str:
+def what_is_asked(utterance: str, names=frozenset()) -> str:
     """The sentences of ``utterance`` that ask, without their hedges, asides and turn-of-talk words; the whole
-    utterance when none asks."""
+    utterance when none asks. ``names``: the words that name things in view and places on the map."""
     plain = without_hedges(utterance.strip()).strip(" ,")
     paused = _ELLIPSIS.sub(",", plain)  # "um... the desk": a pause, not a sentence's end
     paused = _TITLES.sub(lambda match: match.group(0)[:-1], paused)  # "Dr. Okafor": one sentence
     sentences = [s for s in _SENTENCES.split(paused) if s.strip()]
     asking = [_without_discourse(_without_asides(s)) for k, s in enumerate(sentences)
-              if asks(s) or _names_what_follows(sentences, k)]
+              if asks(s, names) or _names_what_follows(sentences, k, names)]
     if not asking or asking == sentences:
         return utterance if plain == utterance.strip() or not plain else plain
     return " ".join(part.strip() for part in asking)

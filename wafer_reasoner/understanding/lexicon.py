@@ -51,8 +51,14 @@ UNSUPPORTED_VERBS = frozenset({
     "push", "pull", "press", "lock", "unlock", "count", "buy", "sell", "tidy", "load", "unload", "squeeze",
     "rinse", "bake", "fry", "microwave", "climb", "crawl", "swim", "sleep", "wake", "remind", "dim", "brighten",
 })
+# sounds that only show a feeling ("ugh, get me the phone"): never a verb, a name or a request
+INTERJECTIONS = frozenset({"oof", "ugh", "argh", "phew", "wow", "gosh", "geez", "jeez", "oops", "whoops", "whoa",
+                           "ooh", "aw", "aww", "meh", "yikes", "damn", "dang", "darn", "blimey", "golly", "eek",
+                           "ouch", "ow", "yay", "hooray", "alas", "huh", "ha", "haha", "ahem", "psst", "shh",
+                           "welp", "hm", "mhm", "ahh", "uhh", "umm", "errr", "erm", "uhm"})
 # around a command: vocatives, politeness, hedges, fillers
-POLITENESS = frozenset({"please", "pls", "plz", "kindly", "thanks", "thank", "thx", "cheers", "robot", "hey", "hi",
+POLITENESS = INTERJECTIONS | frozenset({"please", "pls", "plz", "kindly", "thanks", "thank", "thx", "cheers", "robot",
+                                        "hey", "hi",
                         "hello", "ok", "okay", "alright", "so", "um", "uh", "er", "hmm", "now", "just", "maybe",
                         "perhaps", "possibly", "mind", "buddy", "friend", "sir", "dear", "yes", "yeah", "well",
                         "oh", "sorry", "excuse", "again", "also", "too"})
