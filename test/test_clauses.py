@@ -154,3 +154,32 @@ def test_a_contraction_or_an_interjection_is_never_a_verb_the_language_lacks():
     assert not clauses.asks_outside("here's the thing")
     assert not clauses.asks_outside("oof, this box is heavy")
     assert clauses.opens_with_unknown_verb("wrap the gift box") and not clauses.opens_with_unknown_verb("ugh the box")
+
+
+@pytest.mark.parametrize("part", ["Take the folder to Priya, please", "Deliver the sample box to Dr. Okafor",
+                                  "could you follow him", "go help my dad in the garage",
+                                  "bring the cup to the guest", "Follow Alice"])
+def test_a_part_about_someone_other_than_the_speaker_is_refused(part):
+    assert clauses.names_someone_else(part)
+
+
+@pytest.mark.parametrize("part", ["bring me the baby monitor", "take me to Zorbin", "go to Zorbin", "Bring me the cup",
+                                  "put it in the Kitchen"])
+def test_the_speaker_things_in_view_and_places_are_nobody_else(part):
+    assert not clauses.names_someone_else(part, frozenset({"baby", "monitor", "kitchen"}))
+
+
+def test_someone_else_makes_the_whole_a_refusal_without_the_model():
+    scene = Scene(objects=(SceneObject("cup_1", "cup", "", 1.0, 0.0),))
+    assert clauses.refused_without_model(scene, "bring me the cup and then give the plate to the guest")
+    assert not clauses.refused_without_model(scene, "bring me the cup")
+
+
+def test_an_unknown_verb_of_motion_asks_outside():
+    assert clauses.asks_outside("tiptoe into the nursery")
+
+
+def test_a_place_named_after_people_is_no_person():
+    assert not clauses.names_someone_else("put the pillow down on nurse station")
+    assert not clauses.names_someone_else("drive into the kids room")
+    assert clauses.names_someone_else("bring the cup to the nurse, please")

@@ -69,3 +69,19 @@ def test_a_sentence_that_names_a_thing_in_view_is_kept_for_the_next_ones_pointer
 ])
 def test_a_verb_the_language_lacks_still_asks_and_exclamations_do_not(said, asked):
     assert what_is_asked(said) == asked
+
+
+def test_look_and_listen_open_a_command_only_before_a_comma():
+    assert asks("Look for the multimeter, please.") and asks("look, bring me the cup")
+    assert what_is_asked("Somebody took my multimeter again. Look for the multimeter, please.") == \
+        "Look for the multimeter, please."
+
+
+@pytest.mark.parametrize("said, asked", [
+    ("Would you mind getting me the scissors, please?", "Would you get me the scissors, please?"),
+    ("would you mind waiting one minute", "would you wait one minute"),
+    ("would you mind dancing", "would you dance"),  # any verb; "dance" is then refused
+    ("would you mind the step", "would you mind the step"),
+])
+def test_would_you_mind_doing_asks_for_the_verb(said, asked):
+    assert what_is_asked(said) == asked

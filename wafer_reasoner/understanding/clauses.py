@@ -20,13 +20,17 @@ from difflib import SequenceMatcher
 from wafer_reasoner.planner.language import Handover, Pick, PlaceOn, PlanSyntaxError, Ref, parse_plan
 from wafer_reasoner.understanding.lexicon import (
     COLOR_WORDS,
+    COME_VERBS,
     COMMAND_VERBS,
     DETERMINERS,
+    GO_VERBS,
     NEVER_A_LABEL,
+    OTHER_PEOPLE,
     OTHER_VERBS,
     POLITENESS,
     PRONOUNS,
     QUESTION_WORDS,
+    TITLES,
     UNSUPPORTED_VERBS,
 )
 from wafer_reasoner.understanding.words import FILLERS, NUMBER_WORDS
@@ -113,8 +117,8 @@ def is_question(part: str) -> bool:
 
 # words that may open a part and are no verb the language lacks: every word of the tables, colours, numbers, fillers
 _KNOWN_OPENERS = NEVER_A_LABEL | COLOR_WORDS | frozenset(NUMBER_WORDS) | FILLERS | _LEAD_INS
-# what follows a verb's object: "polish the lamp", "juggle it", "dash to the door"
-_OBJECT_STARTS = DETERMINERS | PRONOUNS | {"to"}
+# what follows a verb: its object or where it goes ("polish the lamp", "juggle it", "tiptoe into the nursery")
+_OBJECT_STARTS = DETERMINERS | PRONOUNS | {"to", "into", "onto", "across", "through", "toward", "towards"}
 MISHEARD_RATIO = 0.75  # a word this close to a command verb may be that verb misheard
 
 
@@ -154,10 +158,43 @@ def asks_outside(part: str, label_words=frozenset()) -> bool:
     return False
 
 
+_NAMED_AFTER = frozenset({"to", "follow", "give", "hand", "for", "help", "with", "tell", "call", "find", "fetch"})
+_TO_A_PLACE = GO_VERBS | COME_VERBS | {"me", "us", "way", "over", "back", "up", "down", "it", "them"}
+_CAPITALISED = re.compile(r"(?<=[a-z,] )([A-Z][a-z]+)\b")  # a capital inside a sentence: a name
+
+
+def _a_person(word: str, following: list, names) -> bool:
+    """A word for someone else standing for a person: a title ("Dr. Okafor"), or a person word that ends a
+    phrase ("to the guest", "follow him", "my dad in the garage"), not one in front of a noun ("the guest
+    room", "the kids room": a place that happens to be named after people) or a name in view."""
+    if word in TITLES:
+        return True
+    return word in OTHER_PEOPLE and word not in names and (not following or following[0] in NEVER_A_LABEL)
+
+
+def names_someone_else(part: str, names=frozenset()) -> bool:
+    """Whether a part is about a person other than the speaker: a word for one ("the guest", "him", "my dad")
+    or a capitalised name after "to", "follow", "give" ... ("take the folder to Priya"), neither naming
+    anything in view or on the map. Only the speaker is addressable by speech."""
+    words = _WORDS.findall(part.lower())
+    if any(_a_person(word, words[index + 1:index + 2], names) for index, word in enumerate(words)):
+        return True
+    for match in _CAPITALISED.finditer(part):
+        word = match.group(1).lower()
+        before = _WORDS.findall(part[:match.start()].lower())[-2:]
+        a_place = before[-1:] == ["to"] and (len(before) < 2 or before[0] in _TO_A_PLACE)  # "take me to Zorbin"
+        if before and before[-1] in _NAMED_AFTER and not a_place and word not in names and \
+                word not in _KNOWN_OPENERS and word not in COMMAND_VERBS:
+            return True
+    return False
+
+
 def refused_without_model(scene, utterance: str) -> bool:
-    """A question, or a part asking for what the language cannot do: ``clarify(unsupported)`` without the model."""
+    """A question, or a part asking for what the language cannot do or about someone else than the speaker:
+    ``clarify(unsupported)`` without the model."""
     names = scene_names(scene)
-    return is_question(utterance) or any(asks_outside(part, names) for part in split_clauses(utterance, names))
+    return is_question(utterance) or any(asks_outside(part, names) or names_someone_else(part, names)
+                                         for part in split_clauses(utterance, names))
 
 
 def scene_names(scene) -> frozenset:

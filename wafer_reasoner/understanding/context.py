@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from wafer_reasoner.understanding.clauses import is_question, opens_with_unknown_verb
-from wafer_reasoner.understanding.lexicon import COMMAND_VERBS, OTHER_VERBS, POLITENESS
+from wafer_reasoner.understanding.lexicon import BASE_VERBS, COMMAND_VERBS, OTHER_VERBS, POLITENESS
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+")
 _ELLIPSIS = re.compile(r"\.{2,}|…")
@@ -24,7 +24,7 @@ _OPENERS = re.compile(
     r"^(?:(?:anyway|anyhow|meanwhile|in the meantime|for now|so|okay|ok|alright|right|oh|ah|well|also|and|then|than|"
     r"after that|afterwards|finally|next|now|scratch that|on second thought|change of plans?|"
     r"just|honestly|actually|basically|first|um|uh|er|hey|hi|hello|robot|please to|please|dear|"
-    r"yes|yeah|no|nope|nah|sorry|look|listen|"
+    r"yes|yeah|no|nope|nah|sorry|look(?=\s*,)|listen(?=\s*,)|"
     r"could you|can you|would you|will you|would you mind|do you mind|if you can|if you don't mind|kindly|"
     r"is possible to|is it possible to|please to|you can|you must|you will|i want that you|you)\b[\s,]*)+")
 # words that only mark a turn of talk ("no, go to the office instead"): the sentence asks what it asks without
@@ -49,6 +49,20 @@ _IDIOMS = (
     (re.compile(r"\b(?:walk|stay|keep|go|come)\s+(?:right\s+)?behind\s+(me|us)\b", re.IGNORECASE), r"follow \1"),
     (re.compile(r"\bkeep\s+up\s+with\s+(me|us)\b", re.IGNORECASE), r"follow \1"),
 )
+_MIND_DOING = re.compile(r"\b(would|do|will) you mind\s+([a-z]+ing)\b", re.IGNORECASE)
+
+
+def _gerunds() -> dict:
+    """A command verb's -ing form -> the verb ("getting" -> "get", "leaving" -> "leave", "waiting" -> "wait")."""
+    forms = {}
+    for verb in BASE_VERBS:
+        for form in (verb + "ing", verb[:-1] + "ing" if verb.endswith("e") else "", verb + verb[-1] + "ing"):
+            if form:
+                forms.setdefault(form, verb)
+    return forms
+
+
+_GERUNDS = _gerunds()
 _INSTEAD = re.compile(r"[\s,]+(?:instead|instead of that|rather)(?=[\s.!,]*$)", re.IGNORECASE)
 _REQUESTS = re.compile(r"^(?:i need|i want|i'd like|i would like|i'd love|(?:can|could|may) i (?:have|get)|let's|"
                        r"i'm going to need|we need)\b")
@@ -119,6 +133,9 @@ def without_hedges(text: str) -> str:
     phrases said plainly ("turn right around" -> "turn around")."""
     for idiom, plain in _IDIOMS:
         text = idiom.sub(plain, text)
+    # "would you mind getting me the cup" asks "would you get me the cup" (section 2.2: "would you (mind) ...")
+    text = _MIND_DOING.sub(lambda m: f"{m.group(1)} you {_GERUNDS[m.group(2).lower()]}"
+                           if m.group(2).lower() in _GERUNDS else m.group(0), text)
     return _HEDGES.sub("", text)
 
 

@@ -113,3 +113,14 @@ HARD_FUNCTION = (DETERMINERS | PRONOUNS | PERSONAL | CONNECTORS | QUESTION_WORDS
                               "through", "toward", "towards", "not", "no", "or", "but", "if", "very", "really"}))
 # a verb as people say it to a robot (not the -ing form that names things: "waiting room", "washing machine")
 BASE_VERBS = frozenset(w for w in COMMAND_VERBS | OTHER_VERBS if not w.endswith("ing"))
+# people other than the speaker, whom speech cannot address (docs/action_language.md 2.5: "give the cup to Bob",
+# "follow him", "bring the book to the guest"); titles before a name ("Dr. Okafor")
+OTHER_PEOPLE = frozenset({
+    "him", "guest", "guests", "visitor", "visitors", "patient", "patients", "nurse", "doctor", "mom", "mum", "mommy",
+    "mummy", "dad", "daddy", "father", "mother", "parents", "brother", "sister", "son", "daughter", "wife",
+    "husband", "grandma", "grandpa", "granny", "grandmother", "grandfather", "baby", "kid", "kids", "child",
+    "children", "colleague", "colleagues", "boss", "intern", "neighbour", "neighbor", "everyone", "everybody",
+    "somebody", "someone", "anyone", "anybody", "friend", "friends", "customer", "customers", "client", "manager",
+    "teacher", "student", "students", "chef", "driver", "courier", "boy", "girl", "man", "woman", "lady", "guy",
+    "resident", "residents", "staff", "coworker", "receptionist", "technician"})
+TITLES = frozenset({"dr", "mr", "mrs", "ms", "prof"})
