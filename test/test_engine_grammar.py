@@ -192,3 +192,30 @@ def test_grammars_of_one_scene_share_a_skeleton_but_not_their_labels():
     cursor = nothing.cursor(64)
     cursor.advance(TOKENIZER.ids["clarify("])
     assert TOKENIZER.ids["not_found:"] not in cursor.options()  # no spellable label: no dead end
+
+
+def _kitchen_scene():
+    from wafer_reasoner.planner.scene import SceneObject
+    return Scene(objects=(SceneObject("cup_1", "cup", "", 1.0, 0.0), SceneObject("table_1", "table", "", 3.0, 0.0),
+                          SceneObject("chair_1", "chair", "", 5.0, 0.0)),
+                 places=(NamedPlace("kitchen", 3.0, 0.5), NamedPlace("patio", 8.0, 0.0)))
+
+
+@pytest.mark.parametrize("say, anchored", [
+    ("put the cup on the table in the kitchen", {"kitchen"}),  # where the table is: never a step
+    ("bring me the cup from the kitchen", {"kitchen"}),
+    ("drop the cup from the chair on the patio", set()),  # the chair is the anchor; the patio is the destination
+    ("take the cup from the kitchen then go to the kitchen", set()),  # said twice: once as a target
+    ("put the cup in the kitchen", set()),
+])
+def test_a_place_said_only_as_a_locators_anchor_is_never_a_plan_argument(say, anchored):
+    scene = _kitchen_scene()
+    prompt = build_prompt(scene, say, TOKENIZER)
+    refs = refs_for_query(prompt, scene, say)
+    assert {prompt.place_names[slot] for slot in refs.anchor_place_slots} == anchored
+    grammar = build_grammar(TOKENIZER, refs)
+    rng = random.Random(0)
+    for _ in range(200):  # no walk through the grammar writes an anchored place
+        walked = [TOKENIZER.tokens[t] for t in random_walk(grammar, 64, rng)]
+        written = {prompt.place_names[int(t[2:-1])] for t in walked if re.fullmatch(r"<p\d+>", t)}
+        assert not written & anchored

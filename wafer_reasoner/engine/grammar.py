@@ -55,6 +55,9 @@ class GrammarRefs:
 
     slots: int  # objects in the prompt: slot tokens <o0> .. <o{slots-1}>
     place_slots: int = 0  # places in the prompt: slot tokens <p0> .. <p{place_slots-1}>
+    # place slots a plan may not write: places said only as a locator's anchor ("the mug from the kitchen": where
+    # the mug is, never a step; docs/action_language.md section 2.4)
+    anchor_place_slots: frozenset = frozenset()
     people: tuple = (SPEAKER,)  # person ids
     not_found_labels: tuple = ()  # labels clarify(not_found:...) may name
     ambiguous_labels: tuple = ()  # labels clarify(ambiguous:...) may name
@@ -68,9 +71,24 @@ def refs_for_query(prompt: Prompt, scene, utterance: str) -> GrammarRefs:
         numbers=plannable_numbers(prompt.heard.said, utterance),
         slots=len(prompt.slot_ids),
         place_slots=len(prompt.place_names),
+        anchor_place_slots=_anchor_place_slots(prompt),
         not_found_labels=refusals.not_found,
         ambiguous_labels=refusals.ambiguous,
     )
+
+
+def _anchor_place_slots(prompt: Prompt) -> frozenset:
+    """Slots of the places said once, as the anchor of a locator ("the table in the kitchen"): never a plan's
+    place. A mention that is itself an anchor has none ("drop the keys from the armchair on the patio": the
+    patio is where the keys go)."""
+    if prompt.grounding is None or prompt.heard is None:
+        return frozenset()
+    references = [reference for reference, _ in prompt.grounding.objects if reference is not None]
+    anchor_labels = {reference.near_label for reference in references}
+    anchors = {reference.near_place for reference in references
+               if reference.near_place and reference.label not in anchor_labels}
+    said = [name for name, _, _ in prompt.heard.places]
+    return frozenset(slot for slot, name in enumerate(prompt.place_names) if name in anchors and said.count(name) == 1)
 
 
 def grammar_for_query(tokenizer: Tokenizer, prompt: Prompt, scene, utterance: str) -> PlanGrammar:
@@ -134,10 +152,11 @@ class _Builder:
                 raise ValueError(f"grammar is not deterministic at node {node}, token {then!r}")
         return root
 
-    def slots(self, count: int, then: str, target: int, tokens: tuple = SLOT_TOKENS) -> int:
+    def slots(self, count: int, then: str, target: int, tokens: tuple = SLOT_TOKENS, skip=frozenset()) -> int:
         choose, chosen = self.node(), self.node()
         for slot in range(count):
-            self.link(choose, tokens[slot], chosen)
+            if slot not in skip:
+                self.link(choose, tokens[slot], chosen)
         self.link(chosen, then, target)
         return choose
 
@@ -235,7 +254,7 @@ class _Arguments:
         if ref_kind == "obj":
             return self.b.slots(self.refs.slots, then, target)
         if ref_kind == "place":
-            return self.b.slots(self.refs.place_slots, then, target, PLACE_SLOT_TOKENS)
+            return self.b.slots(self.refs.place_slots, then, target, PLACE_SLOT_TOKENS, self.refs.anchor_place_slots)
         return self.b.names(self.refs.people, then, target)
 
 
