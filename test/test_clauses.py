@@ -183,3 +183,15 @@ def test_a_place_named_after_people_is_no_person():
     assert not clauses.names_someone_else("put the pillow down on nurse station")
     assert not clauses.names_someone_else("drive into the kids room")
     assert clauses.names_someone_else("bring the cup to the nurse, please")
+
+
+def test_it_after_a_part_means_the_object_it_moved_not_where_it_drove():
+    assert clauses.acted_on("navigate(obj:machine_1); place(obj:mask_1, obj:machine_1)") == "mask_1"
+    assert clauses.acted_on("navigate(obj:cup_1); pick(obj:cup_1); navigate(obj:table_1); "
+                            "place(obj:cup_1, obj:table_1)") == "cup_1"
+    assert clauses.acted_on("navigate(obj:cup_1)") == "cup_1"
+    assert clauses.acted_on("rotate(90)") == "" and clauses.acted_on("not a plan") == ""
+
+
+def test_a_verb_the_language_lacks_before_a_colour_asks_outside():
+    assert clauses.asks_outside("sniff turquoise clipboard")

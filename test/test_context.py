@@ -85,3 +85,7 @@ def test_look_and_listen_open_a_command_only_before_a_comma():
 ])
 def test_would_you_mind_doing_asks_for_the_verb(said, asked):
     assert what_is_asked(said) == asked
+
+
+def test_on_top_of_is_on():
+    assert what_is_asked("set the ukulele on top of the sofa") == "set the ukulele on the sofa"

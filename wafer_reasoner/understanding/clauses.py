@@ -118,7 +118,8 @@ def is_question(part: str) -> bool:
 # words that may open a part and are no verb the language lacks: every word of the tables, colours, numbers, fillers
 _KNOWN_OPENERS = NEVER_A_LABEL | COLOR_WORDS | frozenset(NUMBER_WORDS) | FILLERS | _LEAD_INS
 # what follows a verb: its object or where it goes ("polish the lamp", "juggle it", "tiptoe into the nursery")
-_OBJECT_STARTS = DETERMINERS | PRONOUNS | {"to", "into", "onto", "across", "through", "toward", "towards"}
+_OBJECT_STARTS = DETERMINERS | PRONOUNS | COLOR_WORDS | {"to", "into", "onto", "across", "through", "toward",
+                                                          "towards"}
 MISHEARD_RATIO = 0.75  # a word this close to a command verb may be that verb misheard
 
 
@@ -259,11 +260,16 @@ def scene_after(scene, plan_text: str):
 
 
 def acted_on(plan_text: str) -> str:
-    """The id of the first object a plan acts on ("" when none): what "it" means in the part after it."""
+    """The id of the object a plan acts on ("" when none): what "it" means in the part after it. The object of
+    the first pick, place or handover ("put the mask on the machine. then lift it": the mask, though the plan
+    first drives to the machine); else the first object it goes to ("go to the cup, then pick it up")."""
     try:
         steps = parse_plan(plan_text)
     except PlanSyntaxError:
         return ""
+    for step in steps:
+        if isinstance(step, (Pick, PlaceOn, Handover)):
+            return step.obj.name
     for step in steps:
         for value in vars(step).values():
             if isinstance(value, Ref) and value.kind == "obj":

@@ -43,11 +43,12 @@ _HEDGES = re.compile(
     r"(?:i|we) (?:want|need) you to|would you be so kind as to|be so kind as to|do me a favou?r(?: and)?)\b[\s,]*",
     re.IGNORECASE)
 # fixed phrases said in the words the planner knows: "turn right around" is a half turn, not a right turn; "walk
-# behind me" and "keep up with me" are "follow me" (docs/action_language.md section 2.1)
+# behind me" and "keep up with me" are "follow me"; "on top of" is "on" (docs/action_language.md section 2.1)
 _IDIOMS = (
     (re.compile(r"\b(turn|spin|rotate|turning|spinning)\s+right\s+around\b", re.IGNORECASE), r"\1 around"),
     (re.compile(r"\b(?:walk|stay|keep|go|come)\s+(?:right\s+)?behind\s+(me|us)\b", re.IGNORECASE), r"follow \1"),
     (re.compile(r"\bkeep\s+up\s+with\s+(me|us)\b", re.IGNORECASE), r"follow \1"),
+    (re.compile(r"\bon\s+(?:the\s+)?top\s+of\b", re.IGNORECASE), "on"),  # "set it on top of the sofa"
 )
 _MIND_DOING = re.compile(r"\b(would|do|will) you mind\s+([a-z]+ing)\b", re.IGNORECASE)
 
