@@ -89,3 +89,13 @@ def test_would_you_mind_doing_asks_for_the_verb(said, asked):
 
 def test_on_top_of_is_on():
     assert what_is_asked("set the ukulele on top of the sofa") == "set the ukulele on the sofa"
+
+
+@pytest.mark.parametrize("said, asked", [
+    ("The truck is late again. In the meantime, bring the clipboard to me so I can sign it.",
+     "bring the clipboard to me."),
+    ("Take the toy car to the toy box so nobody trips on it later.", "Take the toy car to the toy box."),
+    ("Can I have the trowel? Is for the flowers.", "Can I have the trowel?"),
+])
+def test_why_the_person_asks_and_subjectless_statements_ask_nothing(said, asked):
+    assert what_is_asked(said) == asked

@@ -99,6 +99,10 @@ _QUESTION_OPENERS = QUESTION_WORDS | {"is", "are", "was", "were", "does", "did",
                                       "doesn't", "what's", "where's", "who's", "how's", "when's", "why's"}
 
 
+_STATEMENT_AFTER_VERB = frozenset({"for", "to", "in", "on", "at", "from", "with", "because", "so", "very", "too",
+                                   "not", "just", "really", "already", "still"})
+
+
 def is_question(part: str) -> bool:
     """Whether a part asks rather than commands: it opens (after lead-ins such as "okay" or "first") with a
     question word or an auxiliary ("is the cup clean", "where is my phone", "have you seen the keys").
@@ -107,9 +111,11 @@ def is_question(part: str) -> bool:
     words = _WORDS.findall(part.lower())
     for index, word in enumerate(words[:5]):
         if word in _QUESTION_OPENERS:
-            # "is possible to bring ...": a request; "what a morning": an exclamation
-            return words[index + 1:index + 2] != ["possible"] and not (
-                word == "what" and words[index + 1:index + 2] in (["a"], ["an"]))
+            # "is possible to bring ...": a request; "what a morning": an exclamation; "(it) is for the
+            # flowers": a statement with its subject dropped, no question
+            following = words[index + 1:index + 2]
+            return following != ["possible"] and not (word == "what" and following in (["a"], ["an"])) and \
+                not (word not in QUESTION_WORDS and following and following[0] in _STATEMENT_AFTER_VERB)
         if word not in POLITENESS and word not in {"first", "then", "also", "now", "and", "so"}:
             return False
     return False

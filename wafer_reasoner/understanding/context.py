@@ -30,8 +30,12 @@ _OPENERS = re.compile(
 # words that only mark a turn of talk ("no, go to the office instead"): the sentence asks what it asks without
 # them, so they are taken off a sentence that opens with a verb after them
 _DISCOURSE = re.compile(r"^(?:(?:no|nope|nah|actually|anyway|anyhow|okay|ok|alright|oh|ah|well|so|um|uh|er|hmm|"
-                        r"sorry|oops|wait no|change of plans?|scratch that|on second thought)\b[\s,;:.!-]*)+",
-                        re.IGNORECASE)
+                        r"sorry|oops|wait no|change of plans?|scratch that|on second thought|in the meantime|"
+                        r"meanwhile)\b[\s,;:.!-]*)+", re.IGNORECASE)
+# why the person asks, after the request: "..., so I can sign it", "so that nobody trips on it" (never a step)
+_PURPOSE = re.compile(r"[,]?\s+so(?: that)? (?:i|we|you|he|she|they|it|nobody|no one|everyone|everybody|somebody|"
+                      r"someone|the \w+)\b(?: can| could| will| won't| doesn't| don't| isn't| is| are| has| have|"
+                      r" trips| gets| falls)\b[^.?!]*", re.IGNORECASE)
 # phrases that only soften or frame a request, wherever they stand ("when you have a moment, put the cup in the
 # sink", "you know what, go to the office", "I'd like you to turn left"): they ask nothing, and "when ..." must not
 # read as a question
@@ -122,9 +126,10 @@ def _without_asides(sentence: str) -> str:
 
 
 def _without_discourse(sentence: str) -> str:
-    """"No, go to the office instead." -> "go to the office.": the turn-of-talk words off a sentence that then
-    opens with a command verb; any other sentence as it is."""
-    plain = _INSTEAD.sub("", _DISCOURSE.sub("", sentence.strip()))
+    """"No, go to the office instead." -> "go to the office.": the turn-of-talk words (and a purpose clause
+    after the request: "..., so I can sign it") off a sentence that then opens with a command verb; any other
+    sentence as it is."""
+    plain = _PURPOSE.sub("", _INSTEAD.sub("", _DISCOURSE.sub("", sentence.strip())))
     words = _WORDS.findall(plain.lower())
     return plain if plain != sentence.strip() and words and words[0] in _VERBS else sentence
 

@@ -41,9 +41,15 @@ def canonical(word: str) -> str:
     return SPELLING_VARIANTS.get(word, word)
 
 
+_STUTTER = re.compile(r"\b([a-z]{1,3})-(?=\1)")  # "g-go", "b-bring", "th-the": the word once
+_ARTICLE_BEFORE_POSSESSIVE = re.compile(r"\b(?:the|a|an)\s+(?=(?:my|your|our|his|her|their)\b)")  # "the my phone"
+
+
 def utterance_words(text: str) -> list:
-    """Lower-case words and single digits: 'Turn 90 degrees!' -> ['turn', '9', '0', 'degrees']."""
-    return [canonical(word) for word in _WORD_RE.findall(text.lower())[:MAX_UTTERANCE_WORDS]]
+    """Lower-case words and single digits: 'Turn 90 degrees!' -> ['turn', '9', '0', 'degrees']; a stuttered
+    start ('g-go') and an article before a possessive ('the my phone') said once."""
+    text = _ARTICLE_BEFORE_POSSESSIVE.sub("", _STUTTER.sub("", text.lower()))
+    return [canonical(word) for word in _WORD_RE.findall(text)[:MAX_UTTERANCE_WORDS]]
 
 
 def label_words(label: str) -> list:
@@ -165,7 +171,9 @@ def _durations_in_seconds(words: list) -> list:
     out, index = [], 0
     while index < len(words):
         word, scale = words[index], DURATION_UNITS.get(words[index])
-        found = _count_before(out) if scale is not None else None
+        digits = _digits_before(out)
+        leading_zero = scale == 1 and digits > 1 and out[-digits] == "0"  # "0.5 seconds" ('0 5'): not 5, as said
+        found = _count_before(out) if scale is not None and not leading_zero else None
         if found is None:
             out.append(word)
             index += 1
