@@ -64,6 +64,7 @@ def test_a_model_plans_each_part_with_the_state_the_parts_before_leave():
 
 
 @pytest.mark.parametrize("part", ["wash the cup", "could you please vacuum the rug", "go and mop the floor",
+                                  "shut the door",
                                   "I need you to water the plants", "robot, lock the door", "hey, fry an egg"])
 def test_a_verb_the_language_cannot_do_asks_outside(part):
     assert clauses.asks_outside(part)

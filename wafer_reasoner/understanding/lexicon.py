@@ -50,6 +50,7 @@ UNSUPPORTED_VERBS = frozenset({
     "plug", "unplug", "water", "feed", "iron", "fold", "vacuum", "sweep", "mop", "dust", "shake", "stir", "hug",
     "push", "pull", "press", "lock", "unlock", "count", "buy", "sell", "tidy", "load", "unload", "squeeze",
     "rinse", "bake", "fry", "microwave", "climb", "crawl", "swim", "sleep", "wake", "remind", "dim", "brighten",
+    "shut",
 })
 # sounds that only show a feeling ("ugh, get me the phone"): never a verb, a name or a request
 INTERJECTIONS = frozenset({"oof", "ugh", "argh", "phew", "wow", "gosh", "geez", "jeez", "oops", "whoops", "whoa",
