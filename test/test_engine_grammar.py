@@ -219,3 +219,23 @@ def test_a_place_said_only_as_a_locators_anchor_is_never_a_plan_argument(say, an
         walked = [TOKENIZER.tokens[t] for t in random_walk(grammar, 64, rng)]
         written = {prompt.place_names[int(t[2:-1])] for t in walked if re.fullmatch(r"<p\d+>", t)}
         assert not written & anchored
+
+
+def _bench_scene(holding=""):
+    from wafer_reasoner.planner.scene import SceneObject
+    return Scene(objects=(SceneObject("box_1", "box", "", 1.0, 0.0), SceneObject("bench_1", "bench", "", 3.0, 0.0),
+                          SceneObject("centrifuge_1", "centrifuge", "", 3.1, 0.0)), holding=holding)
+
+
+@pytest.mark.parametrize("say, holding, anchored", [
+    ("put the box on the bench next to the centrifuge", "", {"centrifuge_1"}),
+    ("bring me the box near the bench", "", {"bench_1"}),
+    # the bench is where the box is; its own "on the centrifuge" is where the box goes, no anchor
+    ("put the box from the bench on the centrifuge", "", {"bench_1"}),
+    ("put it on the bench next to the centrifuge", "centrifuge_1", set()),  # the held object always stays
+])
+def test_an_object_said_only_as_a_locators_anchor_is_never_a_plan_argument(say, holding, anchored):
+    scene = _bench_scene(holding)
+    prompt = build_prompt(scene, say, TOKENIZER)
+    refs = refs_for_query(prompt, scene, say)
+    assert {prompt.slot_ids[slot] for slot in refs.anchor_slots} == anchored

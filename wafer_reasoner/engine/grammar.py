@@ -55,8 +55,9 @@ class GrammarRefs:
 
     slots: int  # objects in the prompt: slot tokens <o0> .. <o{slots-1}>
     place_slots: int = 0  # places in the prompt: slot tokens <p0> .. <p{place_slots-1}>
-    # place slots a plan may not write: places said only as a locator's anchor ("the mug from the kitchen": where
-    # the mug is, never a step; docs/action_language.md section 2.4)
+    # slots a plan may not write: objects and places said only as a locator's anchor ("the mug from the kitchen",
+    # "the cup near the plate": where the thing is, never a step; docs/action_language.md section 2.4)
+    anchor_slots: frozenset = frozenset()
     anchor_place_slots: frozenset = frozenset()
     people: tuple = (SPEAKER,)  # person ids
     not_found_labels: tuple = ()  # labels clarify(not_found:...) may name
@@ -67,28 +68,32 @@ class GrammarRefs:
 def refs_for_query(prompt: Prompt, scene, utterance: str) -> GrammarRefs:
     """The references a plan for (scene, utterance) may use, given the prompt built from them."""
     refusals = refusal_labels(scene, prompt.heard, prompt.grounding)
+    anchors = _anchor_slots(prompt)
     return GrammarRefs(
         numbers=plannable_numbers(prompt.heard.said, utterance),
         slots=len(prompt.slot_ids),
         place_slots=len(prompt.place_names),
-        anchor_place_slots=_anchor_place_slots(prompt),
+        anchor_slots=anchors[0],
+        anchor_place_slots=anchors[1],
         not_found_labels=refusals.not_found,
         ambiguous_labels=refusals.ambiguous,
     )
 
 
-def _anchor_place_slots(prompt: Prompt) -> frozenset:
-    """Slots of the places said once, as the anchor of a locator ("the table in the kitchen"): never a plan's
-    place. A mention that is itself an anchor has none ("drop the keys from the armchair on the patio": the
-    patio is where the keys go)."""
+def _anchor_slots(prompt: Prompt) -> tuple:
+    """(object slots, place slots) that only a locator's anchor refers to ("the tip box next to the centrifuge",
+    "the table in the kitchen"): never a plan's argument. The held object's slot always stays."""
     if prompt.grounding is None or prompt.heard is None:
-        return frozenset()
-    references = [reference for reference, _ in prompt.grounding.objects if reference is not None]
-    anchor_labels = {reference.near_label for reference in references}
-    anchors = {reference.near_place for reference in references
-               if reference.near_place and reference.label not in anchor_labels}
-    said = [name for name, _, _ in prompt.heard.places]
-    return frozenset(slot for slot, name in enumerate(prompt.place_names) if name in anchors and said.count(name) == 1)
+        return frozenset(), frozenset()
+    object_anchors, place_anchors = prompt.grounding.anchor_mentions(prompt.heard.places)
+    used_objects = {thing.id for k, (_, thing) in enumerate(prompt.grounding.objects)
+                    if k not in object_anchors and not isinstance(thing, str)}
+    held = prompt.tokens[prompt.tokens.index("<hold>") + 1]
+    if held in SLOT_TOKENS:
+        used_objects.add(prompt.slot_ids[SLOT_TOKENS.index(held)])
+    used_places = {name for k, (name, _, _) in enumerate(prompt.heard.places) if k not in place_anchors}
+    return (frozenset(slot for slot, name in enumerate(prompt.slot_ids) if name not in used_objects),
+            frozenset(slot for slot, name in enumerate(prompt.place_names) if name not in used_places))
 
 
 def grammar_for_query(tokenizer: Tokenizer, prompt: Prompt, scene, utterance: str) -> PlanGrammar:
@@ -252,7 +257,7 @@ class _Arguments:
 
     def _names(self, ref_kind: str, then: str, target: int) -> int:
         if ref_kind == "obj":
-            return self.b.slots(self.refs.slots, then, target)
+            return self.b.slots(self.refs.slots, then, target, skip=self.refs.anchor_slots)
         if ref_kind == "place":
             return self.b.slots(self.refs.place_slots, then, target, PLACE_SLOT_TOKENS, self.refs.anchor_place_slots)
         return self.b.names(self.refs.people, then, target)

@@ -240,6 +240,25 @@ class Grounding:
     objects: tuple  # per object mention (@k): (Reference or None for a pronoun, SceneObject | "ambiguous" | "missing")
     places: tuple  # per place mention (#k): the NamedPlace
 
+    def anchor_mentions(self, place_spans: tuple) -> tuple:
+        """(object mention indices, place mention indices) that are the anchor of another mention's locator:
+        "the bench" in "the tip box next to the bench", "the kitchen" in "the table in the kitchen". An anchor's
+        own locator names no anchor: it says where the plan goes ("drop the keys from the armchair on the patio":
+        the patio is no anchor). ``place_spans``: the heard (name, start, end) of each place mention."""
+        references = sorted(((index, reference) for index, (reference, _) in enumerate(self.objects)
+                             if reference is not None), key=lambda pair: pair[1].start)
+        objects, places = set(), set()
+        for index, reference in references:
+            if index in objects:
+                continue
+            after = [other for other, mention in references
+                     if mention.start >= reference.end and mention.label == reference.near_label]
+            objects.update(after[:1])
+            named = [k for k, (name, start, _) in enumerate(place_spans)
+                     if start >= reference.end and name == reference.near_place]
+            places.update(named[:1])
+        return objects, places
+
     def anchors(self) -> set:
         """Labels and places that a mention's locator names (a plan need not act on them)."""
         return {r.near_label for r, _ in self.objects if r is not None and r.near_label} | \
