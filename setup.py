@@ -27,6 +27,7 @@ PACKAGE = "wafer_reasoner"
 
 CONSOLE_SCRIPTS = {
     "reasoner_node": "wafer_reasoner.ros.reasoner_node:main",
+    "emergency_stop_relay": "wafer_reasoner.ros.emergency_stop_relay:main",
     "sim_world": "wafer_reasoner.ros.sim_world_node:main",
     "demo_operator": "wafer_reasoner.ros.demo_operator:main",
     "wafer-reasoner": "wafer_reasoner.cli:main",

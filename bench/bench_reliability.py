@@ -10,7 +10,8 @@
     came after the zero (nothing queued before the stop ran after it).
 (2) Emergency stop: ``--trials`` times, the sender publishes ``--trial-burst`` transcripts and this process
     then publishes ``emergency_stop`` (std_msgs/Empty) while the node is still taking the burst; timed from
-    publishing it to receiving the zero cmd_vel. Targets: stop after a burst <= 100 ms, emergency stop p99 <= 5 ms.
+    publishing it to receiving the first zero cmd_vel: emergency_stop_relay's, as reasoner.launch.py starts it
+    (``--no-relay``: reasoner_node's own). Targets: stop after a burst <= 100 ms, emergency stop p99 <= 5 ms.
 
 This process publishes the scene but no odometry: every utterance is planned (the model runs), and every plan
 is refused ("I don't know where I am"), so the only zero cmd_vel on the wire are the stops' own.
@@ -177,6 +178,14 @@ def start_reasoner(env: dict, log_path: Path, nice: int) -> subprocess.Popen:
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
 
 
+def start_relay(env: dict, log_path: Path) -> subprocess.Popen:
+    """emergency_stop_relay as reasoner.launch.py starts it beside the reasoner (its own process, its config)."""
+    command = node_command("emergency_stop_relay", "--params-file", str(REPO / "config" / "emergency_stop_relay.yaml"))
+    with open(log_path, "wb") as log:
+        return subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                start_new_session=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", nargs="?", default=str(DEFAULT_OUT))
@@ -185,6 +194,8 @@ def main(argv=None) -> int:
     parser.add_argument("--trial-burst", type=int, default=200)
     parser.add_argument("--node-nice", type=int, default=0,
                         help="run reasoner_node at this nice value (negative: ahead of other work; needs root)")
+    parser.add_argument("--no-relay", action="store_true",
+                        help="without emergency_stop_relay: reasoner_node alone answers the emergency stop")
     parser.add_argument("--strict", action="store_true")
     args = parser.parse_args(argv)
     lease = reserve_domain_id()
@@ -192,11 +203,13 @@ def main(argv=None) -> int:
     log_dir = Path(args.out).resolve().parent
     log_dir.mkdir(parents=True, exist_ok=True)
     node = start_reasoner(env, log_dir / "bench_reliability_reasoner.log", args.node_nice)
+    relay = None if args.no_relay else start_relay(env, log_dir / "bench_reliability_relay.log")
     listener = sender = None
     try:
         listener = Listener(lease.domain_id)
         sender = Sender(env)
-        if not listener.spin_until(lambda: listener.estop.get_subscription_count() > 0, 60.0):
+        listeners = 1 if relay is None else 2  # the reasoner's emergency stop thread, and the relay
+        if not listener.spin_until(lambda: listener.estop.get_subscription_count() >= listeners, 60.0):
             print(f"reasoner_node did not come up:\n{log_tail(log_dir / 'bench_reliability_reasoner.log')}")
             return 2
         listener.spin_until(lambda: False, 1.0)  # scene and odom taken
@@ -206,9 +219,11 @@ def main(argv=None) -> int:
         for closer in (sender, listener):
             if closer is not None:
                 closer.close()
-        stop_process(node)
+        for process in (node, relay):
+            if process is not None:
+                stop_process(process)
         lease.release()
-    report = {"burst": burst, "emergency_stop_ms": {
+    report = {"relay": relay is not None, "burst": burst, "emergency_stop_ms": {
         "n": len(estop_ms), **{f"p{q}": round(percentile(estop_ms, q), 3) for q in (50, 90, 99)},
         "max": round(max(estop_ms), 3), "all": [round(v, 3) for v in estop_ms]},
         "targets": {"stop_after_burst_ms": STOP_TARGET_MS, "emergency_stop_p99_ms": ESTOP_TARGET_P99_MS}}

@@ -23,7 +23,11 @@ Arguments (``ros2 launch wafer_reasoner reasoner.launch.py --show-args``):
   OpenAI-compatible inference server at ``base_url``, e.g. ``http://127.0.0.1:8080/v1``). Like ``use_sim_time``
   they override the params file; the other ``backend_*`` settings (model, API key variable, timeout, fallback)
   stay in it (README, "A remote planner").
-* ``enclave``: the SROS2 enclave (default ``/wafer_reasoner/reasoner_node``); used only when
+* ``emergency_stop_relay``: also start ``emergency_stop_relay`` (default true), a process of its own that
+  publishes a zero ``cmd_vel`` for every ``emergency_stop`` (README, "Bursts and the emergency stop");
+  ``relay_params_file`` its parameters (default ``share/wafer_reasoner/config/emergency_stop_relay.yaml``).
+* ``enclave`` and ``relay_enclave``: the SROS2 enclaves (defaults ``/wafer_reasoner/reasoner_node`` and
+  ``/wafer_reasoner/emergency_stop_relay``); used only when
   ``ROS_SECURITY_ENABLE=true`` and ``ROS_SECURITY_KEYSTORE`` are set (README, Security).
 
 Remappings. The node uses relative topic names; the ``*_topic`` arguments remap the ones that most often differ
@@ -47,6 +51,7 @@ Other topics (``manipulator/target_pose``, ``manipulator/status``, ``gripper/com
 # noqa on the next line: ruff takes `launch` for this repository's launch/ folder (first party)
 from launch import LaunchDescription  # noqa: I001
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.descriptions import ParameterValue
@@ -104,6 +109,20 @@ def generate_launch_description() -> LaunchDescription:
             description="backend openai: the inference server's API root (other backend_* settings: params_file).",
         ),
         DeclareLaunchArgument(
+            "emergency_stop_relay", default_value="true", choices=list(BOOL_CHOICES),
+            description="Also start emergency_stop_relay: a process of its own that zeroes cmd_vel on every "
+            "emergency_stop, whatever the reasoner is doing.",
+        ),
+        DeclareLaunchArgument(
+            "relay_params_file",
+            default_value=PathJoinSubstitution([FindPackageShare(PACKAGE), "config", "emergency_stop_relay.yaml"]),
+            description="emergency_stop_relay parameters file (its nice value).",
+        ),
+        DeclareLaunchArgument(
+            "relay_enclave", default_value="/wafer_reasoner/emergency_stop_relay",
+            description="SROS2 enclave of emergency_stop_relay (it may publish cmd_vel and hear emergency_stop only).",
+        ),
+        DeclareLaunchArgument(
             "enclave", default_value="/wafer_reasoner/reasoner_node",
             description="SROS2 enclave of the node (used when ROS_SECURITY_ENABLE=true; scripts/create_keystore.py).",
         ),
@@ -133,5 +152,23 @@ def generate_launch_description() -> LaunchDescription:
         respawn=LaunchConfiguration("respawn"),  # launch evaluates it as a bool
         respawn_delay=RESPAWN_DELAY_S,
     )
-    check = OpaqueFunction(function=require_params_files, args=["params_file"])  # before the node: refuse to start
-    return LaunchDescription([*arguments, check, node])
+    # the emergency stop's own process: same namespace, cmd_vel remapped as the reasoner's is
+    relay = Node(
+        package=PACKAGE,
+        executable="emergency_stop_relay",
+        name="emergency_stop_relay",
+        namespace=LaunchConfiguration("namespace"),
+        output="screen",
+        emulate_tty=True,
+        parameters=[LaunchConfiguration("relay_params_file"),
+                    {"use_sim_time": ParameterValue(LaunchConfiguration("use_sim_time"), value_type=bool)}],
+        remappings=[("cmd_vel", LaunchConfiguration("cmd_vel_topic"))],
+        ros_arguments=["--log-level", LaunchConfiguration("log_level"), "--enclave",
+                       LaunchConfiguration("relay_enclave")],
+        respawn=LaunchConfiguration("respawn"),
+        respawn_delay=RESPAWN_DELAY_S,
+        condition=IfCondition(LaunchConfiguration("emergency_stop_relay")),
+    )
+    # before the nodes: refuse to start on a missing parameters file
+    check = OpaqueFunction(function=require_params_files, args=["params_file", "relay_params_file"])
+    return LaunchDescription([*arguments, check, node, relay])

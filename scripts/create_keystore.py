@@ -50,6 +50,7 @@ SESSION = (SPEECH, SCENE, ODOM, STATUS, ESTOP, GOAL, CMD_VEL, TARGET, GRIPPER, S
 ENCLAVES = {
     "/wafer_reasoner/reasoner_node": ((GOAL, CMD_VEL, TARGET, GRIPPER, SAY, PLAN, MARKERS, TRANSITIONS, "diagnostics"),
                                       (SPEECH, SCENE, ODOM, STATUS, ESTOP, *ACTION_TOPICS)),
+    "/wafer_reasoner/emergency_stop_relay": ((CMD_VEL,), (ESTOP,)),
     "/wafer_reasoner/sim_world": ((ODOM, SCENE, STATUS, "clock", *ACTION_TOPICS), (GOAL, CMD_VEL, TARGET, GRIPPER)),
     "/wafer_reasoner/operator": ((SPEECH, ESTOP), (PLAN, SAY, ODOM, SCENE, MARKERS, "diagnostics")),
     "/wafer_reasoner/recorder": ((), SESSION),

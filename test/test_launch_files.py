@@ -35,8 +35,8 @@ EXPECTED_ARGUMENTS = {
              "namespace", "record", "bag"},
 }
 # demo includes reasoner.launch.py; its wafer-reasoner is the bag recorder (record:=true)
-EXPECTED_EXECUTABLES = {"reasoner": {"reasoner_node"}, "demo": {"sim_world", "wafer-reasoner"}}
-PARAMS_ARGUMENTS = {"reasoner": ["params_file"], "demo": ["params_file", "sim_params_file"]}
+EXPECTED_EXECUTABLES = {"reasoner": {"reasoner_node", "emergency_stop_relay"}, "demo": {"sim_world", "wafer-reasoner"}}
+PARAMS_ARGUMENTS = {"reasoner": ["params_file", "relay_params_file"], "demo": ["params_file", "sim_params_file"]}
 
 
 def _console_scripts() -> set:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-EXECUTABLES = ("demo_operator", "reasoner_node", "sim_world", "wafer-reasoner")
+EXECUTABLES = ("demo_operator", "emergency_stop_relay", "reasoner_node", "sim_world", "wafer-reasoner")
 EXEC_DEPENDS = {
     "rclpy", "std_msgs", "geometry_msgs", "nav_msgs", "diagnostic_msgs", "rosgraph_msgs", "builtin_interfaces",
     "lifecycle_msgs", "visualization_msgs", "action_msgs", "python3-numpy", "python3-yaml", "python3-onnxruntime-pip",

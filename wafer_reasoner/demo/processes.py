@@ -25,6 +25,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent  # this copy of wafer_reaso
 NODE_MODULES = {
     "sim_world": "wafer_reasoner.ros.sim_world_node",
     "reasoner_node": "wafer_reasoner.ros.reasoner_node",
+    "emergency_stop_relay": "wafer_reasoner.ros.emergency_stop_relay",
     "demo_operator": "wafer_reasoner.ros.demo_operator",
     "bag_recorder": "wafer_reasoner.ros.bag_record",
 }
