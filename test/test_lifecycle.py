@@ -3,6 +3,7 @@ set` and Nav2's lifecycle manager call): unconfigured -> inactive -> active -> i
 unconfigured -> finalized, with what the robot sees at each step. The node runs in its own process."""
 
 import math
+import time
 
 import pytest
 
@@ -20,6 +21,7 @@ from test_reasoner_node import (  # noqa: E402
 )
 
 KITCHEN = (4.0, 2.5)  # config/semantic_map.yaml
+SERVICE_SETTLE_S = 0.5
 domain_id, ros_context = base.domain_id, base.ros_context  # its module-scoped fixtures, used here by name
 
 
@@ -30,9 +32,16 @@ class LifecycleProbe(Probe):
         super().__init__(context, process)
         self.change = self.node.create_client(ChangeState, "/reasoner_node/change_state")
         self.get = self.node.create_client(GetState, "/reasoner_node/get_state")
+        self._ready = set()
 
     def call(self, client, request):
-        self.spin_until(lambda: client.service_is_ready(), f"the {client.srv_name} service")
+        if client not in self._ready:
+            self.spin_until(lambda: client.service_is_ready(), f"the {client.srv_name} service")
+            # ready means the request reader matched; the reply path is discovered on its own, and Fast DDS drops a
+            # reply whose reader it has not matched yet ("failed to send response (timeout)"): give it a moment
+            deadline = time.monotonic() + SERVICE_SETTLE_S
+            self.spin_until(lambda: time.monotonic() > deadline, "the reply path")
+            self._ready.add(client)
         future = client.call_async(request)
         self.spin_until(future.done, f"an answer from {client.srv_name}")
         return future.result()

@@ -26,7 +26,7 @@ _OPENERS = re.compile(
     r"just|honestly|actually|basically|first|um|uh|er|hey|hi|hello|robot|please to|please|dear|"
     r"yes|yeah|no|nope|nah|sorry|look(?=\s*,)|listen(?=\s*,)|"
     r"could you|can you|would you|will you|would you mind|do you mind|if you can|if you don't mind|kindly|"
-    r"is possible to|is it possible to|please to|you can|you must|you will|i want that you|you)\b[\s,]*)+")
+    r"is possible to|is it possible to|you can|you must|you will|i want that you|you)\b[\s,]*)+")
 # words that only mark a turn of talk ("no, go to the office instead"): the sentence asks what it asks without
 # them, so they are taken off a sentence that opens with a verb after them
 _DISCOURSE = re.compile(r"^(?:(?:no|nope|nah|actually|anyway|anyhow|okay|ok|alright|oh|ah|well|so|um|uh|er|hmm|"
