@@ -6,7 +6,7 @@ import pytest
 
 from wafer_reasoner.engine.planner_model import PlannerModel
 from wafer_reasoner.planner.scene import RobotPose, Scene, SceneObject
-from wafer_reasoner.understanding import clauses
+from wafer_reasoner.understanding import clauses, outside
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_planner"
 
@@ -67,19 +67,19 @@ def test_a_model_plans_each_part_with_the_state_the_parts_before_leave():
                                   "shut the door",
                                   "I need you to water the plants", "robot, lock the door", "hey, fry an egg"])
 def test_a_verb_the_language_cannot_do_asks_outside(part):
-    assert clauses.asks_outside(part)
+    assert outside.asks_outside(part)
 
 
 @pytest.mark.parametrize("part", ["bring me the cup", "go to the kitchen", "turn left", "set the cup on the table",
                                   "put the cup close to the sink", "the red cup, wash it", "bring me the iron",
                                   "read cup"])
 def test_a_supported_command_or_a_noun_first_does_not(part):
-    assert not clauses.asks_outside(part)
+    assert not outside.asks_outside(part)
 
 
 def test_a_word_that_names_something_in_view_is_no_verb():
-    assert clauses.asks_outside("iron, bring it to me")
-    assert not clauses.asks_outside("iron, bring it to me", frozenset({"iron"}))
+    assert outside.asks_outside("iron, bring it to me")
+    assert not outside.asks_outside("iron, bring it to me", frozenset({"iron"}))
 
 
 def test_any_part_outside_makes_the_whole_a_refusal_without_the_model():
@@ -128,62 +128,62 @@ def test_a_part_that_only_repeats_the_delivery_just_made_adds_nothing():
 @pytest.mark.parametrize("part", ["polish the lamp", "could you juggle it", "sprint to the door",
                                   "please sharpen my pencil"])
 def test_a_word_no_table_knows_in_a_verbs_place_asks_outside(part):
-    assert clauses.asks_outside(part)
+    assert outside.asks_outside(part)
 
 
 @pytest.mark.parametrize("part", ["fech the cup", "brng me the cup", "gizmo, bring it to me", "tunr left",
                                   "the cup, bring it", "rond to the sink"])
 def test_a_misheard_verb_or_a_name_first_does_not(part):
-    assert not clauses.asks_outside(part, frozenset({"rond"}))
+    assert not outside.asks_outside(part, frozenset({"rond"}))
 
 
 def test_a_word_that_names_a_place_on_the_map_is_no_verb():
     scene = Scene(objects=(SceneObject("cup_1", "cup", "", 1.0, 0.0),), places=())
-    assert clauses.refused_without_model(scene, "scullery the cup")
+    assert outside.refused_without_model(scene, "scullery the cup")
     from wafer_reasoner.planner.scene import NamedPlace
     mapped = Scene(objects=scene.objects, places=(NamedPlace("scullery", 2.0, 0.0),))
-    assert not clauses.refused_without_model(mapped, "scullery the cup")
+    assert not outside.refused_without_model(mapped, "scullery the cup")
 
 
 @pytest.mark.parametrize("said, question", [("what's your name robot?", True), ("where's my phone", True),
                                             ("what a morning", False), ("ugh, what a mess", False)])
 def test_contracted_question_words_ask_and_exclamations_do_not(said, question):
-    assert clauses.is_question(said) is question
+    assert outside.is_question(said) is question
 
 
 def test_a_contraction_or_an_interjection_is_never_a_verb_the_language_lacks():
-    assert not clauses.asks_outside("here's the thing")
-    assert not clauses.asks_outside("oof, this box is heavy")
-    assert clauses.opens_with_unknown_verb("wrap the gift box") and not clauses.opens_with_unknown_verb("ugh the box")
+    assert not outside.asks_outside("here's the thing")
+    assert not outside.asks_outside("oof, this box is heavy")
+    assert outside.opens_with_unknown_verb("wrap the gift box") and not outside.opens_with_unknown_verb("ugh the box")
 
 
 @pytest.mark.parametrize("part", ["Take the folder to Priya, please", "Deliver the sample box to Dr. Okafor",
                                   "could you follow him", "go help my dad in the garage",
                                   "bring the cup to the guest", "Follow Alice"])
 def test_a_part_about_someone_other_than_the_speaker_is_refused(part):
-    assert clauses.names_someone_else(part)
+    assert outside.names_someone_else(part)
 
 
 @pytest.mark.parametrize("part", ["bring me the baby monitor", "take me to Zorbin", "go to Zorbin", "Bring me the cup",
                                   "put it in the Kitchen"])
 def test_the_speaker_things_in_view_and_places_are_nobody_else(part):
-    assert not clauses.names_someone_else(part, frozenset({"baby", "monitor", "kitchen"}))
+    assert not outside.names_someone_else(part, frozenset({"baby", "monitor", "kitchen"}))
 
 
 def test_someone_else_makes_the_whole_a_refusal_without_the_model():
     scene = Scene(objects=(SceneObject("cup_1", "cup", "", 1.0, 0.0),))
-    assert clauses.refused_without_model(scene, "bring me the cup and then give the plate to the guest")
-    assert not clauses.refused_without_model(scene, "bring me the cup")
+    assert outside.refused_without_model(scene, "bring me the cup and then give the plate to the guest")
+    assert not outside.refused_without_model(scene, "bring me the cup")
 
 
 def test_an_unknown_verb_of_motion_asks_outside():
-    assert clauses.asks_outside("tiptoe into the nursery")
+    assert outside.asks_outside("tiptoe into the nursery")
 
 
 def test_a_place_named_after_people_is_no_person():
-    assert not clauses.names_someone_else("put the pillow down on nurse station")
-    assert not clauses.names_someone_else("drive into the kids room")
-    assert clauses.names_someone_else("bring the cup to the nurse, please")
+    assert not outside.names_someone_else("put the pillow down on nurse station")
+    assert not outside.names_someone_else("drive into the kids room")
+    assert outside.names_someone_else("bring the cup to the nurse, please")
 
 
 def test_it_after_a_part_means_the_object_it_moved_not_where_it_drove():
@@ -195,4 +195,4 @@ def test_it_after_a_part_means_the_object_it_moved_not_where_it_drove():
 
 
 def test_a_verb_the_language_lacks_before_a_colour_asks_outside():
-    assert clauses.asks_outside("sniff turquoise clipboard")
+    assert outside.asks_outside("sniff turquoise clipboard")

@@ -47,7 +47,7 @@ def test_hedges_are_dropped_and_fixed_phrases_said_plainly(said, asked):
 
 
 def test_a_hedge_that_opens_with_when_is_no_question():
-    from wafer_reasoner.understanding.clauses import is_question
+    from wafer_reasoner.understanding.outside import is_question
     assert is_question("when you have a moment, put the cup in the sink")  # read alone it would be refused
     assert not is_question(what_is_asked("when you have a moment, put the cup in the sink"))
     assert what_is_asked("turn right") == "turn right" and what_is_asked("go to the room behind me") == \

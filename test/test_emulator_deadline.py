@@ -12,7 +12,7 @@ from wafer_reasoner.engine.planner_model import PlannerModel
 from wafer_reasoner.runtime.best_of_n import EmulatedBestOfN
 from wafer_reasoner.runtime.resources import SOURCE_CONFIG
 from wafer_reasoner.training import speech_corpus
-from wafer_reasoner.understanding import clauses
+from wafer_reasoner.understanding import outside
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_planner"
 PROMPT_TOKENS = 60
@@ -196,7 +196,7 @@ def test_the_verifier_sees_each_candidate_as_it_finishes():
     seen = []  # the longest row's cache length when the verifier ran, per call
     verified_early = 0
     for example in examples(8, seed=31):
-        if clauses.refused_without_model(example["scene"], example["say"]):
+        if outside.refused_without_model(example["scene"], example["say"]):
             continue  # refused before the model is asked ("sniff a bag"): no candidate to verify
         seen.clear()
         generation = model.generate(example["scene"], example["say"],

@@ -20,7 +20,7 @@ from wafer_reasoner.engine.prompt import FIXED_PART, build_prompt, tokens_to_pla
 from wafer_reasoner.planner.language import parse_plan
 from wafer_reasoner.runtime.query import verifier_accepts
 from wafer_reasoner.training import speech_corpus
-from wafer_reasoner.understanding import clauses
+from wafer_reasoner.understanding import clauses, outside
 from wafer_reasoner.understanding.context import what_is_asked
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_planner"
@@ -50,7 +50,7 @@ def query(seed: int):
         example = speech_corpus.sample(rng, ONE_CLAUSE)
         say = example["say"]
         if len(clauses.split_clauses(say)) == 1 and what_is_asked(say) == say and \
-                not clauses.refused_without_model(example["scene"], say):
+                not outside.refused_without_model(example["scene"], say):
             return example["scene"], say
 
 

@@ -31,7 +31,7 @@ from wafer_reasoner.planner.bounded_json import loads_bounded
 from wafer_reasoner.planner.language import PlanSyntaxError, parse_plan
 from wafer_reasoner.planner.scene import shown
 from wafer_reasoner.planner.syntax import MAX_STEPS, SEPARATOR
-from wafer_reasoner.understanding import clauses, coverage
+from wafer_reasoner.understanding import clauses, coverage, outside
 from wafer_reasoner.understanding.context import what_is_asked
 
 MODEL_FILE = "planner.onnx"  # onnxruntime-genai's layout: the reference engine's, and genai's in bench_engine.py
@@ -212,7 +212,7 @@ class PlannerModel:
         return self._generate_one(scene, utterance, accept, antecedent, fits)
 
     def _generate_one(self, scene, utterance: str, accept, antecedent: str = "", fits=None) -> Generation:
-        if clauses.refused_without_model(scene, utterance):  # outside the language whatever the model would say
+        if outside.refused_without_model(scene, utterance):  # outside the language whatever the model would say
             return Generation(text=REFUSED, tokens=0, prefill_ms=0.0, decode_ms=0.0, total_ms=0.0, tokens_per_s=0.0)
         if self.engine is None:
             return self._generate_reference(scene, utterance, antecedent)

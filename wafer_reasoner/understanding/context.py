@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from wafer_reasoner.understanding.clauses import is_question, opens_with_unknown_verb
 from wafer_reasoner.understanding.lexicon import BASE_VERBS, COMMAND_VERBS, OTHER_VERBS, POLITENESS
+from wafer_reasoner.understanding.outside import is_question, opens_with_unknown_verb
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+")
 _ELLIPSIS = re.compile(r"\.{2,}|…")

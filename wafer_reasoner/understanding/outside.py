@@ -1,0 +1,144 @@
+"""What the language cannot do, known without the model: questions, verbs it does not have, other people.
+
+A query refused here is ``clarify(unsupported)`` before the planner is asked (docs/action_language.md section
+2.5), so no model, however it was trained, can act on it:
+
+- a question ("where is my phone", "what's your name"; not "what a morning" nor "(it) is for the flowers");
+- a part whose verb, after lead-ins, is one the language never does (``UNSUPPORTED_VERBS``: "wash the cup") or a
+  word no table knows in a verb's place ("polish the lamp", "sprint to the door") that names nothing in view or
+  on the map and is no recogniser's slip of a command verb;
+- a part about someone other than the speaker ("give the cup to the guest", "follow him", "take it to Priya").
+
+The model-independent safety envelope after the planner (runtime/envelope.py) is a separate check: it asks
+whether the words license a plan's motion, not what the request is.
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+
+from wafer_reasoner.understanding.clauses import LEAD_INS, SERIAL, WORDS, scene_names, split_clauses
+from wafer_reasoner.understanding.lexicon import (
+    COLOR_WORDS,
+    COME_VERBS,
+    COMMAND_VERBS,
+    DETERMINERS,
+    GO_VERBS,
+    NEVER_A_LABEL,
+    OTHER_PEOPLE,
+    POLITENESS,
+    PRONOUNS,
+    QUESTION_WORDS,
+    TITLES,
+    UNSUPPORTED_VERBS,
+)
+from wafer_reasoner.understanding.words import FILLERS, NUMBER_WORDS
+
+_QUESTION_OPENERS = QUESTION_WORDS | {"is", "are", "was", "were", "does", "did", "has", "have", "isn't", "aren't",
+                                      "doesn't", "what's", "where's", "who's", "how's", "when's", "why's"}
+
+
+_STATEMENT_AFTER_VERB = frozenset({"for", "to", "in", "on", "at", "from", "with", "because", "so", "very", "too",
+                                   "not", "just", "really", "already", "still"})
+
+
+def is_question(part: str) -> bool:
+    """Whether a part asks rather than commands: it opens (after lead-ins such as "okay" or "first") with a
+    question word or an auxiliary ("is the cup clean", "where is my phone", "have you seen the keys").
+    "could you / can you / would you ..." and "is possible to ..." are requests, not questions. Questions are
+    outside the language."""
+    words = WORDS.findall(part.lower())
+    for index, word in enumerate(words[:5]):
+        if word in _QUESTION_OPENERS:
+            # "is possible to bring ...": a request; "what a morning": an exclamation; "(it) is for the
+            # flowers": a statement with its subject dropped, no question
+            following = words[index + 1:index + 2]
+            return following != ["possible"] and not (word == "what" and following in (["a"], ["an"])) and \
+                not (word not in QUESTION_WORDS and following and following[0] in _STATEMENT_AFTER_VERB)
+        if word not in POLITENESS and word not in {"first", "then", "also", "now", "and", "so"}:
+            return False
+    return False
+
+
+# words that may open a part and are no verb the language lacks: every word of the tables, colours, numbers, fillers
+_KNOWN_OPENERS = NEVER_A_LABEL | COLOR_WORDS | frozenset(NUMBER_WORDS) | FILLERS | LEAD_INS
+# what follows a verb: its object or where it goes ("polish the lamp", "juggle it", "tiptoe into the nursery")
+_OBJECT_STARTS = DETERMINERS | PRONOUNS | COLOR_WORDS | {"to", "into", "onto", "across", "through", "toward",
+                                                          "towards"}
+MISHEARD_RATIO = 0.75  # a word this close to a command verb may be that verb misheard
+
+
+def _misheard_command(word: str) -> bool:
+    """A one-letter slip of a command verb, as a recogniser makes them ("fech", "bringg", "tunr"; not "sprint")."""
+    return any(abs(len(word) - len(verb)) <= 1 and SequenceMatcher(None, word, verb).ratio() >= MISHEARD_RATIO
+               for verb in COMMAND_VERBS)
+
+
+def _unknown_verb(word: str, following: str, names) -> bool:
+    """A word no table knows (nor a contraction: "here's the thing"), no thing in view is called and no command
+    verb sounds like, followed by what follows a verb ("polish the lamp", "juggle it", "sprint to the door"): a
+    verb the language does not have."""
+    return following in _OBJECT_STARTS and word not in _KNOWN_OPENERS and word not in names and \
+        "'" not in word and not word.isdigit() and not _misheard_command(word)
+
+
+def opens_with_unknown_verb(text: str, names=frozenset()) -> bool:
+    """Whether ``text`` opens with a verb the language does not have ("wrap the gift box for me")."""
+    words = WORDS.findall(text.lower())
+    return bool(words) and _unknown_verb(words[0], "".join(words[1:2]), names)
+
+
+def asks_outside(part: str, label_words=frozenset()) -> bool:
+    """Whether a part's command verb, after lead-ins ("could you", "go and"), is one the language cannot do:
+    one it names as such ("wash the cup", "go and vacuum the rug") or a word no table knows in a verb's place
+    ("polish the lamp"). A word that names something in the scene or the map is no verb here ("iron, bring it
+    to me" with an iron in view)."""
+    words = WORDS.findall(part.lower())
+    for index, word in enumerate(words[:6]):
+        if word in UNSUPPORTED_VERBS:
+            return word not in label_words
+        if _unknown_verb(word, "".join(words[index + 1:index + 2]), label_words):
+            return True
+        if word not in LEAD_INS and word not in SERIAL:
+            return False
+    return False
+
+
+_NAMED_AFTER = frozenset({"to", "follow", "give", "hand", "for", "help", "with", "tell", "call", "find", "fetch"})
+_TO_A_PLACE = GO_VERBS | COME_VERBS | {"me", "us", "way", "over", "back", "up", "down", "it", "them"}
+_CAPITALISED = re.compile(r"(?<=[a-z,] )([A-Z][a-z]+)\b")  # a capital inside a sentence: a name
+
+
+def _a_person(word: str, following: list, names) -> bool:
+    """A word for someone else standing for a person: a title ("Dr. Okafor"), or a person word that ends a
+    phrase ("to the guest", "follow him", "my dad in the garage"), not one in front of a noun ("the guest
+    room", "the kids room": a place that happens to be named after people) or a name in view."""
+    if word in TITLES:
+        return True
+    return word in OTHER_PEOPLE and word not in names and (not following or following[0] in NEVER_A_LABEL)
+
+
+def names_someone_else(part: str, names=frozenset()) -> bool:
+    """Whether a part is about a person other than the speaker: a word for one ("the guest", "him", "my dad")
+    or a capitalised name after "to", "follow", "give" ... ("take the folder to Priya"), neither naming
+    anything in view or on the map. Only the speaker is addressable by speech."""
+    words = WORDS.findall(part.lower())
+    if any(_a_person(word, words[index + 1:index + 2], names) for index, word in enumerate(words)):
+        return True
+    for match in _CAPITALISED.finditer(part):
+        word = match.group(1).lower()
+        before = WORDS.findall(part[:match.start()].lower())[-2:]
+        a_place = before[-1:] == ["to"] and (len(before) < 2 or before[0] in _TO_A_PLACE)  # "take me to Zorbin"
+        if before and before[-1] in _NAMED_AFTER and not a_place and word not in names and \
+                word not in _KNOWN_OPENERS and word not in COMMAND_VERBS:
+            return True
+    return False
+
+
+def refused_without_model(scene, utterance: str) -> bool:
+    """A question, or a part asking for what the language cannot do or about someone else than the speaker:
+    ``clarify(unsupported)`` without the model."""
+    names = scene_names(scene)
+    return is_question(utterance) or any(asks_outside(part, names) or names_someone_else(part, names)
+                                         for part in split_clauses(utterance, names))
