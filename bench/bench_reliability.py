@@ -202,10 +202,10 @@ def main(argv=None) -> int:
     env = ros_env(lease.domain_id)
     log_dir = Path(args.out).resolve().parent
     log_dir.mkdir(parents=True, exist_ok=True)
-    node = start_reasoner(env, log_dir / "bench_reliability_reasoner.log", args.node_nice)
-    relay = None if args.no_relay else start_relay(env, log_dir / "bench_reliability_relay.log")
-    listener = sender = None
-    try:
+    node = relay = listener = sender = None
+    try:  # whatever fails from here on, every process started is stopped (a leaked node talks on its domain)
+        node = start_reasoner(env, log_dir / "bench_reliability_reasoner.log", args.node_nice)
+        relay = None if args.no_relay else start_relay(env, log_dir / "bench_reliability_relay.log")
         listener = Listener(lease.domain_id)
         sender = Sender(env)
         listeners = 1 if relay is None else 2  # the reasoner's emergency stop thread, and the relay
