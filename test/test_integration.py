@@ -454,7 +454,7 @@ def test_the_node_and_the_lockstep_simulation_give_the_same_plans_and_events(dom
         events = [(r["plan_id"], r["event"], r["step_index"], r["detail"]) for r in records if r["type"] == "event"]
         why = [{key: r.get(key) for key in ("plan_id", "status", "reasons", "say")} for r in records
                if r["type"] == "plan"]
-        assert plans == expected_plans, why  # a rejection says why (seen once under load, not reproduced)
+        assert plans == expected_plans, why  # extra plan ids here mean another node on this domain
         assert events == expected_events
     finally:
         stack.close()
