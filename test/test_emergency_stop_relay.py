@@ -1,7 +1,6 @@
 """emergency_stop_relay over real DDS: a zero cmd_vel for every emergency stop, nothing else, from a process of
 its own (a ROS_DOMAIN_ID of its own, localhost only; the process is ended by its PID in teardown)."""
 
-import signal
 import subprocess
 import sys
 
@@ -16,7 +15,7 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from std_msgs.msg import Empty  # noqa: E402
 from test_reasoner_node import REPO, WAIT_S, _node_env  # noqa: E402
 
-from wafer_reasoner.demo.processes import log_tail  # noqa: E402
+from wafer_reasoner.demo.processes import log_tail, stop_process  # noqa: E402
 from wafer_reasoner.ros import emergency_stop_relay  # noqa: E402
 from wafer_reasoner.ros.qos import EMERGENCY_STOP_QOS, VELOCITY_SUB_QOS  # noqa: E402
 
@@ -51,13 +50,7 @@ class RelayProbe:
     def close(self) -> None:
         self.executor.shutdown()
         self.node.destroy_node()
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        stop_process(self.process)
 
 
 @pytest.fixture
