@@ -83,10 +83,20 @@ def _split_at_and(part: str, names=frozenset()) -> list:
     return out
 
 
+_LAST_NAMES: list = [None, None, frozenset()]  # (objects, places, their words) of the last scene asked about
+
+
 def scene_names(scene) -> frozenset:
-    """The words of the scene's object labels and the map's place names."""
-    return frozenset(word for thing in scene.objects for word in thing.label.split("_")) | \
+    """The words of the scene's object labels and the map's place names. A query asks for them once per part;
+    the parts share the scene's objects and places (only what it holds changes), so the last answer is kept
+    for the same tuples."""
+    objects, places, names = _LAST_NAMES
+    if scene.objects is objects and scene.places is places:
+        return names
+    names = frozenset(word for thing in scene.objects for word in thing.label.split("_")) | \
         frozenset(word for place in scene.places for word in place.name.split("_"))
+    _LAST_NAMES[:] = [scene.objects, scene.places, names]
+    return names
 
 
 def split_clauses(utterance: str, names=frozenset()) -> list:
