@@ -1,13 +1,14 @@
 """sim_world over real DDS: the node runs in a subprocess; this test talks to it from an rclpy node.
 
-Every process gets ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and a random ROS_DOMAIN_ID of its own, and the
-fixture always ends the subprocess by its PID (SIGINT, then SIGKILL).
+Every process gets ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and a ROS_DOMAIN_ID that this test holds a lock on
+(``reserve_domain_id``): the module's sim fixture stays up while later tests start their own sim_world, so two
+unlocked random ids could meet and one test would hear the other's robot. The fixture always ends the subprocess
+by its PID (SIGINT, then SIGKILL).
 """
 
 import json
 import math
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rosgraph_msgs.msg import Clock as ClockMsg  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 
+from wafer_reasoner.demo.processes import reserve_domain_id  # noqa: E402
 from wafer_reasoner.planner.scene import parse_perception_json  # noqa: E402
 from wafer_reasoner.ros import sim_world_node  # noqa: E402
 from wafer_reasoner.ros.qos import COMMAND_QOS, SENSOR_QOS  # noqa: E402
@@ -35,8 +37,14 @@ SCENARIO = REPO / "config" / "scenarios" / "bring_red_cup.yaml"
 WAIT_S = 60.0  # upper bound on any wait for DDS traffic; tests assert on state, never on durations
 
 
-def _unique_domain_id() -> int:
-    return random.SystemRandom().randint(1, 101)
+@pytest.fixture
+def domain_id():
+    """A ROS_DOMAIN_ID locked for one test (the module's sim fixture holds another)."""
+    lease = reserve_domain_id()
+    try:
+        yield lease.domain_id
+    finally:
+        lease.release()
 
 
 def _ros_env(domain_id: int) -> dict:
@@ -122,7 +130,8 @@ def _start_sim(tmp_path: Path, domain_id: int, *ros_args: str) -> tuple:
 @pytest.fixture(scope="module")
 def sim(tmp_path_factory):
     """sim_world with the bring_red_cup scenario, owning /clock at 2x, and a probe node on its domain."""
-    domain_id = _unique_domain_id()
+    lease = reserve_domain_id()
+    domain_id = lease.domain_id
     process, log_path = _start_sim(
         tmp_path_factory.mktemp("sim"),
         domain_id,
@@ -143,6 +152,7 @@ def sim(tmp_path_factory):
         if probe is not None:
             probe.close()
         _stop(process)
+        lease.release()
 
 
 def test_scene_json_is_the_documented_schema(sim):
@@ -197,8 +207,7 @@ def test_manipulation_replies_on_status(sim):
     probe.spin_until(lambda: probe.statuses[2:] == ["failed"], "'failed' for an empty grasp", log_path)
 
 
-def test_node_clock_mode_stamps_with_wall_time(tmp_path):
-    domain_id = _unique_domain_id()
+def test_node_clock_mode_stamps_with_wall_time(tmp_path, domain_id):
     process, log_path = _start_sim(tmp_path, domain_id, "-p", "scenario:=clarify_cup")
     probe = None
     try:
@@ -212,7 +221,7 @@ def test_node_clock_mode_stamps_with_wall_time(tmp_path):
         _stop(process)
 
 
-def test_bad_scenario_exits_with_a_reason(tmp_path):
+def test_bad_scenario_exits_with_a_reason(tmp_path, domain_id):
     process = subprocess.run(
         [
             sys.executable,
@@ -223,7 +232,7 @@ def test_bad_scenario_exits_with_a_reason(tmp_path):
             "scenario:=/nonexistent/x.yaml",
         ],
         cwd=REPO,
-        env=_ros_env(_unique_domain_id()),
+        env=_ros_env(domain_id),
         capture_output=True,
         text=True,
         timeout=WAIT_S,
@@ -232,14 +241,14 @@ def test_bad_scenario_exits_with_a_reason(tmp_path):
     assert "cannot start" in process.stderr and "/nonexistent/x.yaml" in process.stderr
 
 
-def test_installed_executable_in_lib_runs_the_node():
+def test_installed_executable_in_lib_runs_the_node(domain_id):
     """pip installs put a wrapper in <prefix>/lib/wafer_reasoner/ (where ros2 run looks)."""
     exe = Path(sys.prefix) / "lib" / "wafer_reasoner" / "sim_world"
     if not (Path(sys.prefix) / "share" / "wafer_reasoner" / "package.xml").exists():
         pytest.skip("wafer_reasoner is not pip-installed into this interpreter's prefix")
     process = subprocess.run(
         [str(exe), "--ros-args", "-p", "scenario:=/nonexistent/y.yaml"],
-        env=_ros_env(_unique_domain_id()),
+        env=_ros_env(domain_id),
         capture_output=True,
         text=True,
         timeout=WAIT_S,
