@@ -61,7 +61,8 @@ bench: setup
 	$(IN_VENV) cd $(REPO) && $(PY) bench/bench_node_latency.py $(ARGS)
 
 bench-reliability: setup
-	$(IN_VENV) cd $(REPO) && $(PY) bench/bench_reliability.py $(ARGS)
+	$(IN_VENV) cd $(REPO) && FASTDDS_DEFAULT_PROFILES_FILE=$${FASTDDS_DEFAULT_PROFILES_FILE-$(REPO)/config/fastdds_profile.xml} \
+		$(PY) bench/bench_reliability.py $(ARGS)
 
 fuzz: setup
 	$(IN_VENV) cd $(REPO) && FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_PURE_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -s \

@@ -26,6 +26,11 @@ Arguments (``ros2 launch wafer_reasoner reasoner.launch.py --show-args``):
 * ``emergency_stop_relay``: also start ``emergency_stop_relay`` (default true), a process of its own that
   publishes a zero ``cmd_vel`` for every ``emergency_stop`` (README, "Bursts and the emergency stop");
   ``relay_params_file`` its parameters (default ``share/wafer_reasoner/config/emergency_stop_relay.yaml``).
+* ``fastdds_profile``: the Fast DDS profile file the nodes start with (FASTDDS_DEFAULT_PROFILES_FILE); default:
+  the one already in the environment, else ``share/wafer_reasoner/config/fastdds_profile.xml`` (reliable writers
+  announce unacknowledged samples every 20 ms instead of every 3 s, so a transcript lost during a burst is sent
+  again in time for the stop behind it; README, "Bursts and the emergency stop"). Empty: leave the environment
+  as it is. Only Fast DDS (the default RMW) reads it.
 * ``enclave`` and ``relay_enclave``: the SROS2 enclaves (defaults ``/wafer_reasoner/reasoner_node`` and
   ``/wafer_reasoner/emergency_stop_relay``); used only when
   ``ROS_SECURITY_ENABLE=true`` and ``ROS_SECURITY_KEYSTORE`` are set (README, Security).
@@ -50,9 +55,9 @@ Other topics (``manipulator/target_pose``, ``manipulator/status``, ``gripper/com
 
 # noqa on the next line: ruff takes `launch` for this repository's launch/ folder (first party)
 from launch import LaunchDescription  # noqa: I001
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, SetEnvironmentVariable
 from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import EnvironmentVariable, LaunchConfiguration, NotEqualsSubstitution, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
@@ -61,6 +66,7 @@ from wafer_reasoner.ros.launch_args import BOOL_CHOICES, require_params_files
 
 PACKAGE = "wafer_reasoner"
 RESPAWN_DELAY_S = 2.0  # seconds between the node dying and its restart
+PROFILE_VARIABLE = "FASTDDS_DEFAULT_PROFILES_FILE"  # read by Fast DDS when a process makes its first participant
 
 # (launch argument, the node's topic, description)
 TOPIC_ARGUMENTS = (
@@ -123,6 +129,15 @@ def generate_launch_description() -> LaunchDescription:
             description="SROS2 enclave of emergency_stop_relay (it may publish cmd_vel and hear emergency_stop only).",
         ),
         DeclareLaunchArgument(
+            "fastdds_profile",
+            default_value=EnvironmentVariable(
+                PROFILE_VARIABLE,
+                default_value=PathJoinSubstitution([FindPackageShare(PACKAGE), "config", "fastdds_profile.xml"]),
+            ),
+            description="Fast DDS profile file for the nodes (heartbeat every 20 ms: a transcript lost in a burst "
+            "is resent in time for the stop behind it); default: the environment's, else the package's; empty: none.",
+        ),
+        DeclareLaunchArgument(
             "enclave", default_value="/wafer_reasoner/reasoner_node",
             description="SROS2 enclave of the node (used when ROS_SECURITY_ENABLE=true; scripts/create_keystore.py).",
         ),
@@ -171,4 +186,9 @@ def generate_launch_description() -> LaunchDescription:
     )
     # before the nodes: refuse to start on a missing parameters file
     check = OpaqueFunction(function=require_params_files, args=["params_file", "relay_params_file"])
-    return LaunchDescription([*arguments, check, node, relay])
+    profile = SetEnvironmentVariable(
+        PROFILE_VARIABLE,
+        LaunchConfiguration("fastdds_profile"),
+        condition=IfCondition(NotEqualsSubstitution(LaunchConfiguration("fastdds_profile"), "")),
+    )
+    return LaunchDescription([*arguments, check, profile, node, relay])

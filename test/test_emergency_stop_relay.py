@@ -88,6 +88,24 @@ def test_the_config_file_mirrors_the_declared_parameters():
         assert param.low <= param.default <= param.high, name
 
 
+def test_the_relay_asks_for_real_time_scheduling_and_says_what_it_got():
+    """In a process of its own, with a second thread running: every thread is put under SCHED_FIFO where the
+    host allows it, and the reply says so; where it does not, the reply is empty (the nice value applies)."""
+    code = ("import os, threading; from wafer_reasoner.ros.emergency_stop_relay import ask_for_realtime; "
+            "e = threading.Event(); t = threading.Thread(target=e.wait); t.start(); "
+            "print(repr(ask_for_realtime(0))); print(repr(ask_for_realtime(7))); "
+            "print(sorted({os.sched_getscheduler(int(i)) for i in os.listdir('/proc/self/task')})); "
+            "print(os.SCHED_FIFO, os.SCHED_OTHER); e.set(); t.join()")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=WAIT_S)
+    off, got, policies, constants = out.stdout.split("\n")[:4]
+    fifo, other = constants.split()
+    assert off == "''", out.stderr
+    if got == "'SCHED_FIFO 7'":
+        assert policies == f"[{fifo}]"  # both threads
+    else:
+        assert got == "''" and policies == f"[{other}]"
+
+
 def test_the_relay_sets_the_nice_value_it_is_given():
     """In a process of its own: a nice value once raised stays raised for the process."""
     code = ("import os; from wafer_reasoner.ros.emergency_stop_relay import ask_for_priority; "

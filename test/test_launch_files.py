@@ -8,6 +8,8 @@ they are skipped here and run on a ROS 2 install (colcon test).
 import ast
 import importlib.util
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,6 +32,7 @@ EXPECTED_ARGUMENTS = {
         "backend",
         "base_url",
         "autostart",
+        "fastdds_profile",
     },
     "demo": {"scenario", "params_file", "sim_params_file", "use_sim_time", "real_time_factor", "log_level",
              "namespace", "record", "bag"},
@@ -109,6 +112,47 @@ def test_params_files_are_checked_before_any_node_starts(which):
     assert entities.index("check") < min(entities.index(name) for name in ("node", "sim_world") if name in entities)
 
 
+def test_reasoner_launch_sets_the_fastdds_profile_before_its_nodes_start():
+    """The profile is an environment variable read when a process makes its first DDS participant: it must be set
+    ahead of the nodes, and only when the argument is not empty."""
+    tree = ast.parse(LAUNCH_FILES["reasoner"].read_text())
+    [returned] = [node.value for node in ast.walk(tree) if isinstance(node, ast.Return)
+                  and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "LaunchDescription"]
+    entities = [ast.unparse(element) for element in returned.args[0].elts]
+    assert entities.index("profile") < min(entities.index("node"), entities.index("relay"))
+    [setter] = _calls(tree, "SetEnvironmentVariable")
+    assert ast.unparse(setter.args[0]) == "PROFILE_VARIABLE"
+    assert ast.unparse(setter.args[1]) == "LaunchConfiguration('fastdds_profile')"
+    assert "NotEqualsSubstitution(LaunchConfiguration('fastdds_profile'), '')" in ast.unparse(setter)
+    assert 'PROFILE_VARIABLE = "FASTDDS_DEFAULT_PROFILES_FILE"' in LAUNCH_FILES["reasoner"].read_text()
+
+
+def _participant_stderr(profile: Path) -> str:
+    """stderr of a process that makes a node and a reliable publisher with ``profile`` as Fast DDS's profile."""
+    code = ("import rclpy; from std_msgs.msg import String; rclpy.init(); n = rclpy.create_node('profile_check'); "
+            "n.create_publisher(String, 'profile_check', 10); n.destroy_node(); rclpy.shutdown(); print('made')")
+    from wafer_reasoner.demo.processes import reserve_domain_id, ros_env
+
+    lease = reserve_domain_id()
+    try:
+        env = {**ros_env(lease.domain_id), "FASTDDS_DEFAULT_PROFILES_FILE": str(profile),
+               "RMW_IMPLEMENTATION": "rmw_fastrtps_cpp"}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    finally:
+        lease.release()
+    assert out.stdout.strip() == "made", out.stderr
+    return out.stderr
+
+
+def test_the_shipped_fastdds_profile_is_read_without_errors(tmp_path):
+    pytest.importorskip("rclpy")
+    profile = REPO / "config" / "fastdds_profile.xml"
+    assert "XMLPARSER" not in _participant_stderr(profile)
+    broken = tmp_path / "broken.xml"  # the same check fails on a profile Fast DDS cannot read
+    broken.write_text(profile.read_text().replace("heartbeat_period>", "heartbeat_periode>"))
+    assert "XMLPARSER" in _participant_stderr(broken)
+
+
 @pytest.mark.parametrize("which", sorted(LAUNCH_FILES))
 def test_boolean_arguments_take_true_and_false_in_either_case(which):
     tree = ast.parse(LAUNCH_FILES[which].read_text())
@@ -150,6 +194,7 @@ def test_a_missing_params_file_is_refused_naming_the_argument_and_the_file(tmp_p
 def test_launch_files_and_params_are_installed_by_setup_py():
     setup = (REPO / "setup.py").read_text()
     assert 'glob("launch/*.launch.py")' in setup and 'glob("config/*.yaml")' in setup
+    assert 'glob("config/*.xml")' in setup  # the Fast DDS profile reasoner.launch.py points at
     assert (REPO / "config" / "reasoner.yaml").is_file() and (REPO / "config" / "sim_world.yaml").is_file()
 
 
