@@ -122,7 +122,7 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument(
             "relay_params_file",
             default_value=PathJoinSubstitution([FindPackageShare(PACKAGE), "config", "emergency_stop_relay.yaml"]),
-            description="emergency_stop_relay parameters file (its nice value).",
+            description="emergency_stop_relay parameters file (its real-time priority and nice value).",
         ),
         DeclareLaunchArgument(
             "relay_enclave", default_value="/wafer_reasoner/emergency_stop_relay",
