@@ -90,6 +90,24 @@ def test_any_part_outside_makes_the_whole_a_refusal_without_the_model():
         assert model.generate(scene, say).text == "clarify(unsupported)", say
 
 
+@pytest.mark.parametrize("part, refused", [
+    ("wait a bit", True), ("hold on a while", True), ("could you pause for a moment please", True),
+    ("wait here", True), ("hold on", True), ("wait for me", True),
+    ("wait a second", False), ("hold on a minute", False), ("wait 5 seconds", False), ("wait five seconds", False),
+    ("wait, bring me the cup", False), ("hold the cup", False), ("go to the kitchen", False),
+])
+def test_a_wait_that_says_no_time_is_refused_without_the_model(part, refused):
+    assert outside.waits_without_duration(part) is refused
+
+
+def test_a_wait_without_a_time_never_reaches_the_model():
+    model = PlannerModel(TINY)
+    scene = Scene(robot=RobotPose(0.0, 0.0, 0.0), objects=(SceneObject("cup_1", "cup", "red", 1.0, 0.0),))
+    assert model.generate(scene, "wait there for a bit").tokens == 0  # the model is not asked
+    for say in ("wait there for a bit", "go to the cup and wait there for a bit"):
+        assert model.generate(scene, say).text == "clarify(unsupported)", say
+
+
 _NAMES = frozenset({"paint", "can", "sandwich", "water", "bottle", "trolley", "cup", "counter", "kitchen"})
 
 

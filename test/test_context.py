@@ -46,6 +46,19 @@ def test_hedges_are_dropped_and_fixed_phrases_said_plainly(said, asked):
     assert what_is_asked(said) == asked
 
 
+@pytest.mark.parametrize("said, asked", [
+    ("come and get me the cup", "get me the cup"),
+    ("Come pick up the stapler please", "pick up the stapler please"),
+    ("could you come and take the cup to the kitchen", "could you take the cup to the kitchen"),
+    ("come here and grab the cup", "come here and grab the cup"),  # asks to come first: two commands
+    ("come with me", "come with me"),
+    ("come back", "come back"),
+    ("come and follow me", "come and follow me"),
+])
+def test_come_and_a_verb_asks_for_the_verb_as_go_and_does(said, asked):
+    assert what_is_asked(said) == asked
+
+
 def test_a_hedge_that_opens_with_when_is_no_question():
     from wafer_reasoner.understanding.outside import is_question
     assert is_question("when you have a moment, put the cup in the sink")  # read alone it would be refused

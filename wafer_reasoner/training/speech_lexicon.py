@@ -151,7 +151,7 @@ UNSUPPORTED = (
     "turn up the heating", "make me a sandwich", "cook dinner", "boil some water", "how are you", "tidy up the room",
     "take out the trash", "do the laundry", "mop the floor", "dust the shelves", "tell me the time",
     "is it going to rain", "what day is it", "play some jazz", "turn the volume down", "start the dishwasher",
-    "wait", "wait a moment", "hold on", "wait here", "hold on a sec", "just wait", "put it down", "drop it",
+    "wait", "wait a moment", "hold on", "wait here", "hold on a bit", "just wait", "put it down", "drop it",
     "turn around twice", "do a 180", "do a quarter turn", "go home", "sit down", "run", "hurry up", "go upstairs",
     "go downstairs", "drive backwards", "spin around and around", "walk the dog", "answer the door",
     "call an ambulance",

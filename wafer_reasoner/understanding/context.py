@@ -13,7 +13,16 @@ from __future__ import annotations
 
 import re
 
-from wafer_reasoner.understanding.lexicon import BASE_VERBS, COMMAND_VERBS, OTHER_VERBS, POLITENESS
+from wafer_reasoner.understanding.lexicon import (
+    BASE_VERBS,
+    BRING_VERBS,
+    COMMAND_VERBS,
+    FIND_VERBS,
+    OTHER_VERBS,
+    PICK_VERBS,
+    POLITENESS,
+    PUT_VERBS,
+)
 from wafer_reasoner.understanding.outside import is_question, opens_with_unknown_verb
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+")
@@ -46,9 +55,15 @@ _HEDGES = re.compile(
     r"you know what|(?:to make a )?long story short|(?:i|i'm|i am) ask(?:ing)? you to|(?:i'd|i would) like you to|"
     r"(?:i|we) (?:want|need) you to|would you be so kind as to|be so kind as to|do me a favou?r(?: and)?)\b[\s,]*",
     re.IGNORECASE)
+# "come and get me the cup" asks for the cup as "go and get me the cup" does: the robot is not to come to the
+# speaker first (section 2.2). Only before a verb that acts on a thing: "come here", "come with me", "come back"
+# and "come and follow me" stay as they are.
+_COME_AND = re.compile(r"\bcome\s+(?:and\s+)?(?=(?:%s)\b)" % "|".join(sorted(
+    (BRING_VERBS | PICK_VERBS | PUT_VERBS | FIND_VERBS) - {"come", "follow", "hold", "move"})), re.IGNORECASE)
 # fixed phrases said in the words the planner knows: "turn right around" is a half turn, not a right turn; "walk
 # behind me" and "keep up with me" are "follow me"; "on top of" is "on" (docs/action_language.md section 2.1)
 _IDIOMS = (
+    (_COME_AND, ""),
     (re.compile(r"\b(turn|spin|rotate|turning|spinning)\s+right\s+around\b", re.IGNORECASE), r"\1 around"),
     (re.compile(r"\b(?:walk|stay|keep|go|come)\s+(?:right\s+)?behind\s+(me|us)\b", re.IGNORECASE), r"follow \1"),
     (re.compile(r"\bkeep\s+up\s+with\s+(me|us)\b", re.IGNORECASE), r"follow \1"),

@@ -7,7 +7,8 @@ A query refused here is ``clarify(unsupported)`` before the planner is asked (do
 - a part whose verb, after lead-ins, is one the language never does (``UNSUPPORTED_VERBS``: "wash the cup") or a
   word no table knows in a verb's place ("polish the lamp", "sprint to the door") that names nothing in view or
   on the map and is no recogniser's slip of a command verb;
-- a part about someone other than the speaker ("give the cup to the guest", "follow him", "take it to Priya").
+- a part about someone other than the speaker ("give the cup to the guest", "follow him", "take it to Priya");
+- a wait with no duration ("wait a bit", "hold on a while", "pause for a moment"): no number is invented.
 
 The model-independent safety envelope after the planner (runtime/envelope.py) is a separate check: it asks
 whether the words license a plan's motion, not what the request is.
@@ -33,7 +34,7 @@ from wafer_reasoner.understanding.lexicon import (
     TITLES,
     UNSUPPORTED_VERBS,
 )
-from wafer_reasoner.understanding.words import FILLERS, NUMBER_WORDS
+from wafer_reasoner.understanding.words import FILLERS, NUMBER_WORDS, speech_words
 
 _QUESTION_OPENERS = QUESTION_WORDS | {"is", "are", "was", "were", "does", "did", "has", "have", "isn't", "aren't",
                                       "doesn't", "what's", "where's", "who's", "how's", "when's", "why's"}
@@ -105,6 +106,25 @@ def asks_outside(part: str, label_words=frozenset()) -> bool:
     return False
 
 
+# what may follow a wait verb in a wait that says no time: "wait a bit", "hold on a while", "pause for a moment"
+_NO_TIME = NEVER_A_LABEL | frozenset({"bit", "while", "moment", "little", "tick", "jiffy", "second", "sec", "here",
+                                       "there", "just", "still", "now", "on"})
+
+
+def waits_without_duration(part: str) -> bool:
+    """Whether a part, after lead-ins, is a wait ("wait", "pause", "hold on") that says no time: the language
+    plans a wait only for a duration said (section 2.1), and "a bit" names no object either. "a second" is a
+    duration: the words say it as 1 second. A wait followed by anything else ("wait, bring me the cup") is
+    not this."""
+    words = [word for word in speech_words(part) if word not in LEAD_INS and word not in POLITENESS]
+    if not words or words[0] not in ("wait", "pause", "hold"):
+        return False
+    rest = words[2:] if words[:2] == ["hold", "on"] else words[1:]
+    if words[0] == "hold" and words[:2] != ["hold", "on"]:
+        return False
+    return all(word in _NO_TIME and not word.isdigit() for word in rest)
+
+
 _NAMED_AFTER = frozenset({"to", "follow", "give", "hand", "for", "help", "with", "tell", "call", "find", "fetch"})
 _TO_A_PLACE = GO_VERBS | COME_VERBS | {"me", "us", "way", "over", "back", "up", "down", "it", "them"}
 _CAPITALISED = re.compile(r"(?<=[a-z,] )([A-Z][a-z]+)\b")  # a capital inside a sentence: a name
@@ -137,8 +157,9 @@ def names_someone_else(part: str, names=frozenset()) -> bool:
 
 
 def refused_without_model(scene, utterance: str) -> bool:
-    """A question, or a part asking for what the language cannot do or about someone else than the speaker:
-    ``clarify(unsupported)`` without the model."""
+    """A question, or a part asking for what the language cannot do, about someone else than the speaker or
+    for a wait without a duration: ``clarify(unsupported)`` without the model."""
     names = scene_names(scene)
-    return is_question(utterance) or any(asks_outside(part, names) or names_someone_else(part, names)
-                                         for part in split_clauses(utterance, names))
+    return is_question(utterance) or any(
+        asks_outside(part, names) or names_someone_else(part, names) or waits_without_duration(part)
+        for part in split_clauses(utterance, names))
