@@ -66,7 +66,11 @@ def test_a_recorded_session_replays_to_the_same_plans_and_a_changed_limit_shows_
     recorder = start_node("bag_recorder", [], base._node_env(domain_id), log_path=tmp_path / "recorder.log",
                           arguments=["--output", str(bag)])
     try:
-        reasoner.spin_until(lambda: reasoner.speech.get_subscription_count() >= 2, "the recorder on the topics")
+        # the node and the recorder on every topic this probe publishes: odometry and the scene are published
+        # once, volatile, so a recorder that matches them late would miss them and replay without a pose
+        reasoner.spin_until(lambda: min(publisher.get_subscription_count() for publisher in
+                                        (reasoner.speech, reasoner.odom, reasoner.perception)) >= 2,
+                            "the recorder on the topics")
         reasoner.spin_until(lambda: "parameters are in the bag" in (tmp_path / "recorder.log").read_text(),
                             "the recorder to read the reasoner's parameters")
         reasoner.publish_odom_and_wait(*base.ROBOT_START)

@@ -29,6 +29,8 @@ NODE_MODULES = {
     "demo_operator": "wafer_reasoner.ros.demo_operator",
     "bag_recorder": "wafer_reasoner.ros.bag_record",
 }
+# bag_recorder's log line once its bag will be whole (the reasoner's parameters are in it): the demo waits for it
+RECORDING_IN_FULL = "the reasoner's parameters are in the bag"
 DOMAIN_IDS = range(1, 102)  # 0-101: the ids whose DDS ports are valid on Linux with any participant count
 DOMAIN_LOCK_PATTERN = "/tmp/wafer_reasoner_ros_domain_{}.lock"  # shared with test_reasoner_node.py's scheme
 LOG_TAIL_LINES = 25

@@ -30,11 +30,19 @@ import threading
 import time
 from pathlib import Path
 
-from wafer_reasoner.demo.processes import log_tail, reserve_domain_id, ros_env, start_node, stop_process
+from wafer_reasoner.demo.processes import (
+    RECORDING_IN_FULL,
+    log_tail,
+    reserve_domain_id,
+    ros_env,
+    start_node,
+    stop_process,
+)
 from wafer_reasoner.runtime.resources import config_file, model_dir, scenario_file
 
 DEFAULT_SCENARIO = "bring_red_cup"
 STARTUP_ALLOWANCE_S = 60.0  # on top of the operator's own timeout before the demo gives up on it
+RECORDER_READY_S = 60.0  # how long the operator waits for the recorder before speaking anyway
 MODEL_FILE = "planner.onnx"
 
 
@@ -97,6 +105,8 @@ def _node_arguments(args, scenario: Path, timeout_s: float) -> dict:
         sim += ["-p", "publish_clock:=true", "-p", f"real_time_factor:={float(args.real_time_factor)}"]
         reasoner += ["-p", "use_sim_time:=true"]
         operator += ["-p", "use_sim_time:=true"]
+    if args.record:  # the reasoner and the recorder both hear every utterance
+        operator += ["-p", "speech_listeners:=2"]
     return {"sim_world": sim, "reasoner_node": reasoner, "demo_operator": operator,
             "bag_recorder": ["-p", "use_sim_time:=true"] if args.use_sim_time else []}
 
@@ -181,8 +191,20 @@ def _start_nodes(processes: dict, node_args: dict, env: dict, log_dir: Path, rec
     for name in names:
         extra = {"arguments": ["--output", record]} if name == "bag_recorder" else {}
         processes[name] = start_node(name, node_args[name], env, log_path=log_dir / f"{name}.log", **extra)
+    if record:  # the bag holds the whole session and the reasoner's parameters only if the operator waits
+        _wait_for_line(processes["bag_recorder"], log_dir / "bag_recorder.log", RECORDING_IN_FULL, RECORDER_READY_S)
     processes["demo_operator"] = start_node("demo_operator", node_args["demo_operator"], env,
                                             log_path=log_dir / "demo_operator.log", stdout=subprocess.PIPE)
+
+
+def _wait_for_line(process: subprocess.Popen, log_path: Path, line: str, timeout_s: float) -> bool:
+    """Until ``line`` is in the process's log, the process ends, or ``timeout_s`` pass; whether it came."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and process.poll() is None:
+        if log_path.exists() and line in log_path.read_text(errors="replace"):
+            return True
+        time.sleep(0.1)
+    return False
 
 
 def _supervise(processes, operator, reader, show, lines, log_dir: Path, timeout_s: float) -> tuple:

@@ -22,12 +22,13 @@ from rclpy.node import Node
 from rclpy.parameter import parameter_value_to_python
 from rclpy.utilities import remove_ros_args
 
+from wafer_reasoner.demo.processes import RECORDING_IN_FULL
 from wafer_reasoner.ros.bags import NAMESPACE_KEY, PARAMETERS_KEY, STORAGES, TOPICS, BagError, message_class
 from wafer_reasoner.ros.node_main import run_node
 from wafer_reasoner.ros.reasoner_params import PARAMETERS
 
 NODE_NAME = "wafer_bag_recorder"
-PARAMETER_POLL_S = 1.0
+PARAMETER_POLL_S = 0.1  # how often it asks until the reasoner's parameter service answers
 
 
 class BagRecorder(Node):
@@ -69,12 +70,15 @@ class BagRecorder(Node):
         values = {name: parameter_value_to_python(value) for name, value in zip(PARAMETERS, future.result().values)}
         self._writer.set_custom_data(PARAMETERS_KEY, json.dumps(values))
         self.destroy_timer(self._poll)
-        self.get_logger().info("the reasoner's parameters are in the bag")
+        self.get_logger().info(RECORDING_IN_FULL)
 
     def destroy_node(self) -> None:
+        # subscriptions first, then the bag: closing writes the metadata in a good deal of Python, and it crashed
+        # the process now and then (SIGSEGV inside ruamel.yaml) while the node's DDS readers were still alive
+        # after Ctrl-C had shut the context down; with them destroyed first, nothing else runs meanwhile
+        super().destroy_node()
         self._writer.close()
         self.get_logger().info(f"closed the bag: {self.count} messages")
-        super().destroy_node()
 
 
 def _typestore():

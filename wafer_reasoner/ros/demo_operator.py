@@ -68,6 +68,8 @@ PARAMETERS = {
     "timeout_s": Param(0.0, "Overall limit in wall seconds, start-up included. 0: the turns' timeouts summed + "
                             "60 s.", 0.0, 86400.0),
     "pause_s": Param(1.0, "Pause after a turn is met before the next is said (node clock seconds).", 0.0, 600.0),
+    "speech_listeners": Param(1, "Subscribers on speech/transcript to wait for before the first turn (2 with a bag "
+                                 "recorder, so the bag holds every utterance).", 1, 16),
 }
 
 
@@ -155,8 +157,9 @@ class DemoOperator(Node):
             missing.append("odom")
         if not self._reasoner_ok:
             missing.append(f"the reasoner to be ready ({self._reasoner_problem})")
-        if self._speech_pub.get_subscription_count() < 1:
-            missing.append("a subscriber on speech/transcript")
+        listeners = self._param("speech_listeners")
+        if self._speech_pub.get_subscription_count() < listeners:
+            missing.append(f"{listeners} subscriber(s) on speech/transcript")
         return missing
 
     def _on_loop(self) -> None:
