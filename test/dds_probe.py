@@ -41,6 +41,19 @@ class ProbeNode:
         until = time.monotonic() + seconds
         self.spin_until(lambda: time.monotonic() > until, f"{seconds:g} s to pass")
 
+    def plan_once_ready(self, publish, records: list, timeout_s: float = 20.0) -> dict:
+        """``publish()`` an utterance and return the plan record it gets; again while the reasoner refuses it
+        (status rejected: it has just started and a loaded host may take seconds to deliver the scene and the
+        pose), until ``timeout_s``. ``records``: the list the probe appends the plan stream's records to."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            before = len([r for r in records if r["type"] == "plan"])
+            publish()
+            plan = self.spin_until(lambda b=before: [r for r in records if r["type"] == "plan"][b:], "a plan")[0]
+            if plan["status"] != "rejected" or time.monotonic() > deadline:
+                return plan
+            self.spin_for(0.5)
+
     def close(self) -> None:
         self.executor.shutdown()
         self.node.destroy_node()

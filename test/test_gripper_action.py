@@ -55,9 +55,7 @@ def test_a_pick_closes_the_gripper_through_the_action_and_the_result_finishes_it
         log = tmp_path / "reasoner_node.log"
         probe.spin_until(lambda: "gripper_cmd action (wafer_test_control_msgs)" in log.read_text(), "action mode")
         probe.spin_until(lambda: speech.get_subscription_count() > 0 and scenes, "the reasoner and a scene")
-        probe.spin_for(1.0)
-        speech.publish(String(data="pick up the red cup"))
-        plan = probe.spin_until(lambda: [b for b in stream if b["type"] == "plan"], "the plan")[0]
+        plan = probe.plan_once_ready(lambda: speech.publish(String(data="pick up the red cup")), stream)
         assert plan["plan"] == "navigate(obj:cup_red); pick(obj:cup_red)", plan
 
         def ended():

@@ -6,7 +6,6 @@ through the action. Without the action type, auto mode falls back to the goal_po
 import importlib.util
 import json
 import math
-import time
 
 import pytest
 
@@ -103,14 +102,8 @@ class ActionStack(ProbeNode):
         return self.spin_until(lambda: [b for b in self.plan if b["type"] == "plan"][before:], text)[0]
 
     def say_once_ready(self, text: str, timeout_s: float = 20.0) -> dict:
-        """``say`` again while the reasoner refuses for want of a scene or a pose (it has just started; a loaded
-        host may take seconds to deliver them); the first plan that is not such a refusal."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            plan = self.say(text)
-            if plan["status"] != "rejected" or time.monotonic() > deadline:
-                return plan
-            self.spin_for(0.5)
+        """``say`` again while the reasoner refuses for want of a scene or a pose (ProbeNode.plan_once_ready)."""
+        return self.plan_once_ready(lambda: self.speech.publish(String(data=text)), self.plan, timeout_s)
 
     def close(self) -> None:
         super().close()
