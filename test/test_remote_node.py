@@ -4,7 +4,6 @@ answers (timeout: a spoken refusal, nothing moves, and a stop still acts at once
 (`make serve-test`). Nodes and servers are stopped by their fixtures; nothing asserts how long anything took.
 """
 
-import json
 
 import pytest
 
@@ -107,7 +106,7 @@ def test_without_a_fallback_a_server_that_is_down_is_a_spoken_refusal(ros_contex
         record = probe.say("bring me the red cup")
         assert record["status"] == "rejected" and record["reasons"] == [BackendUnavailable.spoken]
         _assert_nothing_moved(probe, ROBOT_START)
-        assert json.loads(probe.received["reasoner/plan"][-1].data)["backend"]["answered_by"] == "openai"
+        assert record["backend"]["answered_by"] == "openai"  # the record itself (a second reader may lag)
     finally:
         probe.close()
         probe.process.close()
