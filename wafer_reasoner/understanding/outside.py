@@ -117,12 +117,13 @@ def waits_without_duration(part: str) -> bool:
     duration: the words say it as 1 second. A wait followed by anything else ("wait, bring me the cup") is
     not this."""
     words = [word for word in speech_words(part) if word not in LEAD_INS and word not in POLITENESS]
-    if not words or words[0] not in ("wait", "pause", "hold"):
+    if words[:2] == ["hold", "on"]:
+        rest = words[2:]
+    elif words[:1] in (["wait"], ["pause"]):
+        rest = words[1:]
+    else:
         return False
-    rest = words[2:] if words[:2] == ["hold", "on"] else words[1:]
-    if words[0] == "hold" and words[:2] != ["hold", "on"]:
-        return False
-    return all(word in _NO_TIME and not word.isdigit() for word in rest)
+    return all(word in _NO_TIME for word in rest)  # a duration says a digit ("1 seconds"), never in _NO_TIME
 
 
 _NAMED_AFTER = frozenset({"to", "follow", "give", "hand", "for", "help", "with", "tell", "call", "find", "fetch"})
