@@ -214,3 +214,36 @@ def test_it_after_a_part_means_the_object_it_moved_not_where_it_drove():
 
 def test_a_verb_the_language_lacks_before_a_colour_asks_outside():
     assert outside.asks_outside("sniff turquoise clipboard")
+
+
+@pytest.mark.parametrize("part", [
+    "make me a sandwich", "make up room 5", "turn the radio down", "switch on the fan", "turn off the tv",
+    "drive the cart to the dock", "walk the trolley into the lift", "help me with my coat",
+])
+def test_verbs_the_language_has_only_without_an_object_or_never(part):
+    scene = Scene(objects=(SceneObject("cart_1", "cart", "", 1.0, 0.0),), places=())
+    assert outside.refused_without_model(scene, part)
+
+
+@pytest.mark.parametrize("part", [
+    "make your way to the kitchen", "turn all the way around", "turn left", "drive to the dock", "drive the cart",
+])
+def test_the_same_verbs_without_an_object_are_the_languages(part):
+    scene = Scene(objects=(SceneObject("cart_1", "cart", "", 1.0, 0.0),), places=())
+    assert not outside.refused_without_model(scene, part)
+
+
+def test_a_word_that_names_a_thing_in_view_is_a_verb_when_a_determiner_follows_it():
+    scene = Scene(objects=(SceneObject("hammer_1", "hammer", "", 1.0, 0.0), SceneObject("nail_1", "nail", "", 2, 0)),
+                  places=())
+    assert outside.refused_without_model(scene, "hammer the nail in")
+    assert not outside.refused_without_model(scene, "hammer, bring it to me")
+
+
+@pytest.mark.parametrize(("part", "refused"), [
+    ("wait here until the bus comes", True), ("hang on a moment", True), ("hold on till they call", True),
+    ("wait 5 seconds", False), ("hang on a second", False),
+])
+def test_a_wait_until_something_happens_says_no_time(part, refused):
+    from wafer_reasoner.understanding.context import what_is_asked
+    assert outside.refused_without_model(Scene(objects=(), places=()), what_is_asked(part)) is refused

@@ -61,8 +61,8 @@ def test_come_and_a_verb_asks_for_the_verb_as_go_and_does(said, asked):
 
 def test_a_hedge_that_opens_with_when_is_no_question():
     from wafer_reasoner.understanding.outside import is_question
-    assert is_question("when you have a moment, put the cup in the sink")  # read alone it would be refused
     assert not is_question(what_is_asked("when you have a moment, put the cup in the sink"))
+    assert what_is_asked("when you have a moment, put the cup in the sink") == "put the cup in the sink"
     assert what_is_asked("turn right") == "turn right" and what_is_asked("go to the room behind me") == \
         "go to the room behind me"
 
@@ -112,3 +112,39 @@ def test_on_top_of_is_on():
 ])
 def test_why_the_person_asks_and_subjectless_statements_ask_nothing(said, asked):
     assert what_is_asked(said) == asked
+
+
+_NAMES = frozenset({"cake", "box", "wrench", "stapler", "remote", "cup", "kitchen", "harmonica", "frisbee"})
+
+
+@pytest.mark.parametrize(("said", "asked"), [
+    # what only sets the scene before the request: news, a remark, a vocative, openers left after them
+    ("My sister says the party is at eight, so pick up the cake box, please.", "pick up the cake box, please."),
+    ("Lad, would you fetch me the wrench?", "would you fetch me the wrench?"),
+    ("Long day, huh, and anyway, go to the kitchen.", "go to the kitchen."),
+    # news after the request
+    ("Wait ten seconds, the bus is late.", "Wait ten seconds"),
+    # a colon introduces the request
+    ("Here is the thing: bring me the stapler.", "bring me the stapler."),
+    # endearments and other languages' ways to ask
+    ("Be a dear and hand me the remote.", "hand me the remote."),
+    ("I would like that you bring the cup to the kitchen.", "bring the cup to the kitchen."),
+    ("Is necessary you follow me.", "follow me."),
+    ("I am needing the stapler.", "I need the stapler."),
+    ("Would you mind bringing me the cup?", "Would you bring me the cup?"),  # "bring" is a verb, not an -ing form
+    ("gimme the stapler", "give me the stapler"),
+    # a clause that opens with a question word and a subject tells
+    ("When I was little we had a dog. Turn left.", "Turn left."),
+])
+def test_only_what_asks_is_planned(said, asked):
+    assert what_is_asked(said, _NAMES) == asked
+
+
+@pytest.mark.parametrize("said", [
+    "In the kitchen, pick up the cup.",  # where the thing is
+    "If you see the cup, bring it to me.",  # a condition
+    "Well, cup, bring it to me.",  # a thing named, then pointed at
+    "you must quietly bring the harmonica here, and locate the frisbee",  # a manner the robot cannot honour
+])
+def test_what_bears_on_the_request_stays(said):
+    assert what_is_asked(said, _NAMES) == said

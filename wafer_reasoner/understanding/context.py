@@ -22,6 +22,7 @@ from wafer_reasoner.understanding.lexicon import (
     PICK_VERBS,
     POLITENESS,
     PUT_VERBS,
+    UNSUPPORTED_VERBS,
 )
 from wafer_reasoner.understanding.outside import is_question, opens_with_unknown_verb
 
@@ -32,7 +33,7 @@ _WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _OPENERS = re.compile(
     r"^(?:(?:anyway|anyhow|meanwhile|in the meantime|for now|so|okay|ok|alright|right|oh|ah|well|also|and|then|than|"
     r"after that|afterwards|finally|next|now|scratch that|on second thought|change of plans?|"
-    r"just|honestly|actually|basically|first|um|uh|er|hey|hi|hello|robot|please to|please|dear|"
+    r"just|honestly|actually|basically|first|um|uh|er|erm|uhm|hmm|mm|hey|hi|hello|robot|please to|please|dear|"
     r"yes|yeah|no|nope|nah|sorry|look(?=\s*,)|listen(?=\s*,)|"
     r"could you|can you|would you|will you|would you mind|do you mind|if you can|if you don't mind|kindly|"
     r"is possible to|is it possible to|you can|you must|you will|i want that you|you)\b[\s,]*)+")
@@ -52,8 +53,16 @@ _HEDGES = re.compile(
     r"\b(?:(?:when|whenever|if) you (?:(?:have|get|find)\s+)+(?:(?:a|the|some) )?"
     r"(?:moment|minute|second|sec|chance|time)|"
     r"whenever you can|when you(?:'re| are) (?:free|ready|done)|at your (?:earliest )?convenience|"
-    r"you know what|(?:to make a )?long story short|(?:i|i'm|i am) ask(?:ing)? you to|(?:i'd|i would) like you to|"
-    r"(?:i|we) (?:want|need) you to|would you be so kind as to|be so kind as to|do me a favou?r(?: and)?)\b[\s,]*",
+    r"you know what|(?:to make a )?long story short|(?:i|i'm|i am) ask(?:ing)? you to|"
+    r"(?:i'd|i would) like (?:that )?you(?: to)?|(?:i|we) (?:want|need) you to|"
+    r"(?:would you )?be so (?:kind|good) as to|do me a favou?r(?: and)?|make sure (?:that )?(?:you )?(?:to )?|"
+    # terms of endearment before a request ("be a love and bring ...", "be a star and fetch ...")
+    r"be (?:a |an )?(?:love|dear|darling|sweetheart|sweetie|star|doll|pet|gem|angel|good (?:boy|girl|lad|robot))"
+    r"(?: and)?|"
+    # how other languages frame a request ("is necessary you follow me", "I hoped you could fetch ...")
+    r"(?:it )?is necessary (?:that )?you(?: to)?|"
+    r"(?:i|we) (?:hope|hoped|was hoping|were hoping|am hoping|'m hoping) (?:that )?you (?:could|would|can|will|might))"
+    r"\b[\s,]*",
     re.IGNORECASE)
 # "come and get me the cup" asks for the cup as "go and get me the cup" does: the robot is not to come to the
 # speaker first (section 2.2). Only before a verb that acts on a thing: "come here", "come with me", "come back"
@@ -68,6 +77,9 @@ _IDIOMS = (
     (re.compile(r"\b(?:walk|stay|keep|go|come)\s+(?:right\s+)?behind\s+(me|us)\b", re.IGNORECASE), r"follow \1"),
     (re.compile(r"\bkeep\s+up\s+with\s+(me|us)\b", re.IGNORECASE), r"follow \1"),
     (re.compile(r"\bon\s+(?:the\s+)?top\s+of\b", re.IGNORECASE), "on"),  # "set it on top of the sofa"
+    (re.compile(r"\bgimme\b", re.IGNORECASE), "give me"),
+    (re.compile(r"\bhang\s+on\b", re.IGNORECASE), "hold on"),  # a wait, as "hold on" (2.7)
+    (re.compile(r"\b(?:i am|i'm) needing\b", re.IGNORECASE), "I need"),  # a request (2.7)
 )
 _MIND_DOING = re.compile(r"\b(would|do|will) you mind\s+([a-z]+ing)\b", re.IGNORECASE)
 
@@ -89,6 +101,17 @@ _REQUESTS = re.compile(r"^(?:i need|i want|i'd like|i would like|i'd love|(?:can
 _SUBJECTS = frozenset({"i", "i'm", "i've", "i'll", "i'd", "it's", "that's", "there's", "we", "we're", "we've",
                        "they", "they're", "he", "she", "he's", "she's"})
 _POINTERS = frozenset({"it", "that", "this", "them", "those", "these", "one"})
+# verbs that tell rather than ask, early in a chunk; how early
+_TELLING_VERBS = frozenset({"is", "are", "was", "were", "isn't", "aren't", "wasn't", "weren't", "has", "have", "had",
+                            "says", "said", "needs", "should", "will", "won't", "can't", "does", "doesn't", "did",
+                            "didn't", "gets", "got", "looks", "seems", "feels", "wants", "likes", "keeps", "told"})
+_TELLING_REACH = 6
+_CONDITIONS = frozenset({"if", "when", "whenever", "unless", "once", "before", "after", "while", "until", "till",
+                         "as", "since", "because"})
+_RELATIVES = frozenset({"which", "that", "who", "whom", "whose", "where"})
+_COLON = re.compile(r":\s+")
+# verbs a comma chunk opens with when it asks ("..., so pick up the walker"): the language's and those it refuses
+_IMPERATIVES = COMMAND_VERBS | UNSUPPORTED_VERBS | {"open", "close", "switch", "check", "show", "tell"}
 _TELLING = frozenset({"is", "are", "was", "were", "isn't", "aren't", "it's", "that's", "there's", "has", "have"})
 _VERBS = (COMMAND_VERBS | OTHER_VERBS | {"weight"}) - POLITENESS - {"is", "are", "was", "were", "be", "have", "has",
                                                                     "had", "do", "does", "did"}  # "weight": wait
@@ -99,13 +122,29 @@ def _opening(text: str) -> str:
     return _OPENERS.sub("", text.lower().strip(" ,;:-")).strip(" ,")
 
 
-def asks(sentence: str, names=frozenset()) -> bool:
-    """Whether a sentence asks something of the robot: a verb first (one the language has or not: "wrap the
-    gift"), a request, a question, or a thing named and then asked for ("the red cup, bring it to me")."""
-    rest = _opening(sentence)
+def _opens_a_request(text: str, names=frozenset()) -> bool:
+    """Whether ``text`` opens, after hedges and discourse words, with a verb (one the language has or not: "wrap
+    the gift") or a request ("I need ...")."""
+    rest = _opening(text)
     words = _WORDS.findall(rest)
-    return bool(words) and (words[0] in _VERBS or bool(_REQUESTS.match(rest)) or is_question(sentence) or
-                            _topic_first(rest) or opens_with_unknown_verb(rest, names))
+    return bool(words) and (words[0] in _VERBS or bool(_REQUESTS.match(rest)) or opens_with_unknown_verb(rest, names))
+
+
+def _opens_a_command(chunk: str) -> bool:
+    """Whether a comma chunk opens, after hedges and discourse words, with a command verb ("so pick up the walker
+    by the bed"); not with a word that also frames talk ("you know", "bless her", "let's just say")."""
+    words = _WORDS.findall(_opening(chunk))
+    return bool(words) and words[0] in _IMPERATIVES
+
+
+def asks(sentence: str, names=frozenset()) -> bool:
+    """Whether a sentence asks something of the robot: a verb first, a request, a question, a thing named and
+    then asked for ("the red cup, bring it to me"), or a request after what only sets the scene ("the driver is
+    late, poor bloke, so take the parcel to dock 4")."""
+    rest = _opening(sentence)
+    return bool(_WORDS.findall(rest)) and (_opens_a_request(sentence, names) or is_question(sentence) or
+                                            _topic_first(rest) or
+                                            any(_opens_a_command(chunk) for chunk in sentence.split(",")[1:]))
 
 
 def _names_what_follows(sentences: list, index: int, names=frozenset()) -> bool:
@@ -127,16 +166,48 @@ def _topic_first(sentence: str) -> bool:
                _POINTERS.intersection(_WORDS.findall(chunk.lower())) for chunk in chunks[1:])
 
 
-def _aside(chunk: str) -> bool:
-    """A comma chunk that only tells: it opens with a subject and is no request ("I think I left a cable there")."""
+def _tells(words: list) -> bool:
+    """Whether words (a comma chunk, after its openers) only tell: a subject first, or a telling verb early
+    ("my feet are so cold", "the physio says ...", "the drone frame needs gluing")."""
+    return bool(words) and words[0] not in _VERBS and (
+        words[0] in _SUBJECTS or bool(_TELLING_VERBS.intersection(words[:_TELLING_REACH])))
+
+
+def _aside(chunk: str, names=frozenset()) -> bool:
+    """A comma chunk after the request that only tells: it opens with a subject and is no request ("I think I
+    left a cable there"), or it tells and names nothing in view ("my ride is here", "the pizza guy is on his
+    way"); never a relative clause ("which is on the table") nor one that names a thing ("the one by the sink")."""
     rest = _opening(chunk)
     words = _WORDS.findall(rest)
-    return bool(words) and words[0] in _SUBJECTS and not _REQUESTS.match(rest)
+    if not words or _REQUESTS.match(rest):
+        return False
+    return words[0] in _SUBJECTS or (_tells(words) and words[0] not in _RELATIVES and not names.intersection(words))
 
 
-def _without_asides(sentence: str) -> str:
+def _sets_the_scene(chunk: str, later: list, names=frozenset(), opened: bool = True) -> bool:
+    """A comma chunk before the request that asks nothing of the robot: a vocative ("son, ...", "young robot,
+    ..."), a remark ("busy night, ...", "no excuses, ..."), news ("mummy says my room is a disaster, so ...") or
+    only openers ("and anyway, ...", "so, yeah, ..."). Kept: a condition ("if you see it, ..."), a place or thing
+    said where it is ("in the kitchen, ..."), a thing named and then pointed at ("the hot water bottle, bring it to
+    me") and any chunk with a command verb."""
+    words = _WORDS.findall(_opening(chunk))
+    if not words:  # only openers: dropped after a remark ("..., and anyway, go ..."); "well, ..." stays
+        return opened and bool(_WORDS.findall(chunk.lower()))
+    if words[0] in _CONDITIONS or COMMAND_VERBS.intersection(words):
+        return False  # a command verb may be one the opening hid ("you must quietly bring ...", "i er need ...")
+    pointed_at = any(_POINTERS.intersection(_WORDS.findall(c.lower())) for c in later)
+    return not pointed_at and (_tells(words) or not names.intersection(words))
+
+
+def _without_asides(sentence: str, names=frozenset()) -> str:
+    """The sentence from its first chunk that asks, without what only sets the scene before it and the asides
+    after it; as it is when no chunk after the first asks."""
     chunks = sentence.split(",")
-    kept = [chunk for index, chunk in enumerate(chunks) if index == 0 or not _aside(chunk)]
+    first = next((k for k, chunk in enumerate(chunks) if k and _opens_a_command(chunk)), 0) \
+        if not _opens_a_request(chunks[0], names) else 0
+    kept = [chunk for k, chunk in enumerate(chunks)
+            if (k < first and not _sets_the_scene(chunk, chunks[k + 1:], names, opened=k > 0)) or k == first or
+            (k > first and not _aside(chunk, names))]
     return ",".join(kept)
 
 
@@ -166,8 +237,9 @@ def what_is_asked(utterance: str, names=frozenset()) -> str:
     plain = without_hedges(utterance.strip()).strip(" ,")
     paused = _ELLIPSIS.sub(",", plain)  # "um... the desk": a pause, not a sentence's end
     paused = _TITLES.sub(lambda match: match.group(0)[:-1], paused)  # "Dr. Okafor": one sentence
+    paused = _COLON.sub(". ", paused)  # "I was told to ask you: take the tote to goods in"
     sentences = [s for s in _SENTENCES.split(paused) if s.strip()]
-    asking = [_without_discourse(_without_asides(s)) for k, s in enumerate(sentences)
+    asking = [_without_discourse(_without_asides(s, names)) for k, s in enumerate(sentences)
               if asks(s, names) or _names_what_follows(sentences, k, names)]
     if not asking or asking == sentences:
         return utterance if plain == utterance.strip() or not plain else plain

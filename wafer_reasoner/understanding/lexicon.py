@@ -50,8 +50,14 @@ UNSUPPORTED_VERBS = frozenset({
     "plug", "unplug", "water", "feed", "iron", "fold", "vacuum", "sweep", "mop", "dust", "shake", "stir", "hug",
     "push", "pull", "press", "lock", "unlock", "count", "buy", "sell", "tidy", "load", "unload", "squeeze",
     "rinse", "bake", "fry", "microwave", "climb", "crawl", "swim", "sleep", "wake", "remind", "dim", "brighten",
-    "shut",
+    "shut", "help", "make",
 })
+# "make your way to the dock" is the one way "make" opens a command the language has (section 2.1: go)
+MAKE_WAY = frozenset({"your", "my", "its", "their"})
+# verbs the language has only without a direct object ("turn left", "drive to the dock", "walk over here"); with
+# one ("turn the fan down", "switch on the lamp", "drive the forklift", "walk the dog") they ask for something it
+# cannot do: a device, or moving something other than itself (docs/action_language.md 2.5)
+NO_DIRECT_OBJECT_VERBS = frozenset({"turn", "switch", "drive", "walk", "ride", "roll"})
 # sounds that only show a feeling ("ugh, get me the phone"): never a verb, a name or a request
 INTERJECTIONS = frozenset({"oof", "ugh", "argh", "phew", "wow", "gosh", "geez", "jeez", "oops", "whoops", "whoa",
                            "ooh", "aw", "aww", "meh", "yikes", "damn", "dang", "darn", "blimey", "golly", "eek",
@@ -113,7 +119,14 @@ HARD_FUNCTION = (DETERMINERS | PRONOUNS | PERSONAL | CONNECTORS | QUESTION_WORDS
                               "next", "up", "down", "off", "over", "out", "here", "there", "about", "around",
                               "through", "toward", "towards", "not", "no", "or", "but", "if", "very", "really"}))
 # a verb as people say it to a robot (not the -ing form that names things: "waiting room", "washing machine")
-BASE_VERBS = frozenset(w for w in COMMAND_VERBS | OTHER_VERBS if not w.endswith("ing"))
+
+
+def _is_gerund(word: str, verbs: frozenset) -> bool:
+    """"getting", "leaving", "waiting" are forms of a verb in ``verbs``; "bring", "sing" and "ring" are verbs."""
+    return word.endswith("ing") and any(stem in verbs for stem in (word[:-3], word[:-3] + "e", word[:-4]))
+
+
+BASE_VERBS = frozenset(w for w in COMMAND_VERBS | OTHER_VERBS if not _is_gerund(w, COMMAND_VERBS | OTHER_VERBS))
 # people other than the speaker, whom speech cannot address (docs/action_language.md 2.5: "give the cup to Bob",
 # "follow him", "bring the book to the guest"); titles before a name ("Dr. Okafor")
 OTHER_PEOPLE = frozenset({

@@ -26,7 +26,9 @@ from wafer_reasoner.understanding.lexicon import (
     COMMAND_VERBS,
     DETERMINERS,
     GO_VERBS,
+    MAKE_WAY,
     NEVER_A_LABEL,
+    NO_DIRECT_OBJECT_VERBS,
     OTHER_PEOPLE,
     POLITENESS,
     PRONOUNS,
@@ -40,6 +42,7 @@ _QUESTION_OPENERS = QUESTION_WORDS | {"is", "are", "was", "were", "does", "did",
                                       "doesn't", "what's", "where's", "who's", "how's", "when's", "why's"}
 
 
+_SUBJECT_PRONOUNS = frozenset({"i", "we", "you", "he", "she", "they", "it"})
 _STATEMENT_AFTER_VERB = frozenset({"for", "to", "in", "on", "at", "from", "with", "because", "so", "very", "too",
                                    "not", "just", "really", "already", "still"})
 
@@ -51,6 +54,9 @@ def is_question(part: str) -> bool:
     outside the language."""
     words = WORDS.findall(part.lower())
     for index, word in enumerate(words[:5]):
+        if word in QUESTION_WORDS and words[index + 1:index + 2] and words[index + 1] in _SUBJECT_PRONOUNS and \
+                not part.rstrip().endswith("?"):
+            return False  # "when I was a girl, ...", "what I need is the cup": a clause that tells, no question
         if word in _QUESTION_OPENERS:
             # "is possible to bring ...": a request; "what a morning": an exclamation; "(it) is for the
             # flowers": a statement with its subject dropped, no question
@@ -67,6 +73,11 @@ _KNOWN_OPENERS = NEVER_A_LABEL | COLOR_WORDS | frozenset(NUMBER_WORDS) | FILLERS
 # what follows a verb: its object or where it goes ("polish the lamp", "juggle it", "tiptoe into the nursery")
 _OBJECT_STARTS = DETERMINERS | PRONOUNS | COLOR_WORDS | {"to", "into", "onto", "across", "through", "toward",
                                                           "towards"}
+# what follows a verb used on a thing: "hammer the nail in", "drill a hole", "turn it off" (not "turn all the way
+# around")
+_DIRECT_OBJECT = frozenset({"the", "a", "an", "this", "that", "these", "those", "my", "your", "our", "his", "her",
+                            "their", "it", "them"})
+_SENDS_SOMEWHERE = frozenset({"to", "into", "onto"})
 MISHEARD_RATIO = 0.75  # a word this close to a command verb may be that verb misheard
 
 
@@ -76,12 +87,33 @@ def _misheard_command(word: str) -> bool:
                for verb in COMMAND_VERBS)
 
 
-def _unknown_verb(word: str, following: str, names) -> bool:
-    """A word no table knows (nor a contraction: "here's the thing"), no thing in view is called and no command
-    verb sounds like, followed by what follows a verb ("polish the lamp", "juggle it", "sprint to the door"): a
-    verb the language does not have."""
-    return following in _OBJECT_STARTS and word not in _KNOWN_OPENERS and word not in names and \
-        "'" not in word and not word.isdigit() and not _misheard_command(word)
+def _unknown_verb(word: str, following: str, names, place_words=frozenset()) -> bool:
+    """A word no table knows (nor a contraction: "here's the thing"), no command verb sounds like, followed by
+    what follows a verb ("polish the lamp", "juggle it", "sprint to the door"): a verb the language does not have.
+    A word that names something in view is no verb ("iron, bring it to me"), unless a determiner
+    follows it at once, as only a verb's object does ("hammer the nail in", "drill a hole"); a word of a place's
+    name never is ("scullery, the cup")."""
+    return following in _OBJECT_STARTS and word not in _KNOWN_OPENERS and \
+        (word not in names or (following in _DIRECT_OBJECT and word not in place_words)) and "'" not in word and \
+        not word.isdigit() and \
+        not _misheard_command(word)
+
+
+def _verb_outside(word: str, following: list, label_words) -> bool:
+    """A verb the language never does ("wash"; "make" but for "make your way"), or one it has only without a
+    direct object that has one ("turn the fan down", "switch on the lamp", "drive the forklift")."""
+    if word in label_words:
+        return False
+    if word in UNSUPPORTED_VERBS:
+        return not (word == "make" and following[:1] and following[0] in MAKE_WAY)
+    if word in NO_DIRECT_OBJECT_VERBS and following:
+        if word in ("turn", "switch"):  # a device: "turn the fan down", "switch on the lamp", "turn it off"
+            return following[0] in _DIRECT_OBJECT or (following[0] in ("on", "off", "up", "down") and
+                                                       following[1:2] != [] and following[1] in _DIRECT_OBJECT)
+        # moving something else somewhere: "drive the forklift to bay 3" ("drive the toy" is "drive to the toy"
+        # with a word lost)
+        return following[0] in _DIRECT_OBJECT and bool(_SENDS_SOMEWHERE.intersection(following[1:]))
+    return False
 
 
 def opens_with_unknown_verb(text: str, names=frozenset()) -> bool:
@@ -90,16 +122,16 @@ def opens_with_unknown_verb(text: str, names=frozenset()) -> bool:
     return bool(words) and _unknown_verb(words[0], "".join(words[1:2]), names)
 
 
-def asks_outside(part: str, label_words=frozenset()) -> bool:
+def asks_outside(part: str, label_words=frozenset(), place_words=frozenset()) -> bool:
     """Whether a part's command verb, after lead-ins ("could you", "go and"), is one the language cannot do:
     one it names as such ("wash the cup", "go and vacuum the rug") or a word no table knows in a verb's place
     ("polish the lamp"). A word that names something in the scene or the map is no verb here ("iron, bring it
     to me" with an iron in view)."""
     words = WORDS.findall(part.lower())
     for index, word in enumerate(words[:6]):
-        if word in UNSUPPORTED_VERBS:
-            return word not in label_words
-        if _unknown_verb(word, "".join(words[index + 1:index + 2]), label_words):
+        if word in UNSUPPORTED_VERBS or word in NO_DIRECT_OBJECT_VERBS:
+            return _verb_outside(word, words[index + 1:], label_words)
+        if _unknown_verb(word, "".join(words[index + 1:index + 2]), label_words, place_words):
             return True
         if word not in LEAD_INS and word not in SERIAL:
             return False
@@ -123,6 +155,8 @@ def waits_without_duration(part: str) -> bool:
         rest = words[1:]
     else:
         return False
+    if any(word in ("until", "till") for word in rest):  # "wait here until the truck arrives": no time said
+        return not any(word.isdigit() for word in rest)
     return all(word in _NO_TIME for word in rest)  # a duration says a digit ("1 seconds"), never in _NO_TIME
 
 
@@ -161,6 +195,7 @@ def refused_without_model(scene, utterance: str) -> bool:
     """A question, or a part asking for what the language cannot do, about someone else than the speaker or
     for a wait without a duration: ``clarify(unsupported)`` without the model."""
     names = scene_names(scene)
+    place_words = frozenset(word for place in scene.places for word in place.name.split("_"))
     return is_question(utterance) or any(
-        asks_outside(part, names) or names_someone_else(part, names) or waits_without_duration(part)
+        asks_outside(part, names, place_words) or names_someone_else(part, names) or waits_without_duration(part)
         for part in split_clauses(utterance, names))
