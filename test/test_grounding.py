@@ -255,3 +255,19 @@ def test_every_object_of_a_put_goes_where_the_put_says(say):
     answers = meant(scene, say)
     assert "missing" not in answers and "ambiguous" not in answers, answers
     assert all(r.near_label == "" and r.near_place in ("", "office") for r in references(scene, say))
+
+
+@pytest.mark.parametrize(("say", "antecedent", "expected"), [
+    ("the book, put them on the table", "", ["book_4", "book_4", "table_3"]),  # "them" for one thing is "it"
+    ("put them on the table", "book_4", ["book_4", "table_3"]),
+    ("the book and the table, put them in the kitchen", "", ["book_4", "table_3", "missing"]),  # several
+    ("put those on the table", "book_4", ["missing", "table_3"]),
+])
+def test_them_stands_for_one_thing_and_never_for_several(say, antecedent, expected):
+    assert meant(room(), say, antecedent) == expected
+
+
+def test_them_after_a_part_that_picked_several_things_is_no_one_object():
+    from wafer_reasoner.understanding.clauses import picks_several
+    assert picks_several("navigate(obj:a); pick(obj:a); navigate(obj:b); pick(obj:b)")
+    assert not picks_several("navigate(obj:a); pick(obj:a); navigate(obj:b); place(obj:a, obj:b); pick(obj:a)")

@@ -14,6 +14,7 @@ mention or a said number out is continued (``understanding/coverage.py``).
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -89,6 +90,7 @@ MAX_MODEL_JSON_BYTES = 4 * 1024 * 1024  # genai_config.json and tokenizer.json; 
 MAX_MODEL_JSON_DEPTH = 8
 MAX_MODEL_JSON_CONTAINERS = 256
 MAX_MODEL_DIMENSION = 1 << 20  # layers, heads, head size, vocabulary, context: beyond this the file is corrupt
+_THEM = re.compile(r"\bthem\b", re.IGNORECASE)
 _DIMENSIONS = (("decoder", "num_hidden_layers"), ("decoder", "num_key_value_heads"), ("decoder", "head_size"),
                ("model", "vocab_size"), ("model", "context_length"))
 
@@ -229,6 +231,8 @@ class PlannerModel:
         started = time.perf_counter()
         generations = []
         for part in parts:
+            if generations and clauses.picks_several(generations[-1].text):
+                part = _THEM.sub("those", part)  # several things before: "them" is no one object
             generations.append(self._generate_one(scene, part, None, antecedent))
             scene = clauses.scene_after(scene, generations[-1].text)
             antecedent = clauses.acted_on(generations[-1].text) or antecedent

@@ -170,3 +170,13 @@ def acted_on(plan_text: str) -> str:
             if isinstance(value, Ref) and value.kind == "obj":
                 return value.name
     return ""
+
+
+def picks_several(plan_text: str) -> bool:
+    """Whether a plan picks up more than one object ("bring me the cup and the plate"): "them" in the part after
+    it stands for several things, which the language cannot act on (docs/action_language.md 2.6)."""
+    try:
+        steps = parse_plan(plan_text)
+    except PlanSyntaxError:
+        return False
+    return len({step.obj.name for step in steps if isinstance(step, Pick)}) > 1

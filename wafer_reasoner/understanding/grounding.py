@@ -268,10 +268,14 @@ class Grounding:
 def _pronoun_meaning(scene: Scene, heard, start: int, label_meanings: list, antecedent: str):
     """A pronoun stands for the object the first mention before it in the utterance means ("the cup, bring it
     to me"); with none, for ``antecedent`` (the object of the part planned before); else for the held object;
-    else for nothing. "them" / "those" / "these" stand for several things: nothing the language can act on."""
-    if heard.words[start] in ("them", "those", "these"):
+    else for nothing. "those" / "these" stand for several things, nothing the language can act on; so does "them"
+    after two or more things, while "them" for one thing is "it" ("pick up the socks and put them in the basket",
+    "grab my keys and bring them to me")."""
+    if heard.words[start] in ("those", "these"):
         return "missing"
     before = [meant for (_, label_start, _), meant in zip(heard.spans, label_meanings) if label_start < start]
+    if heard.words[start] == "them" and len(before) > 1:
+        return "missing"
     if before:
         return before[0]
     for object_id in (antecedent, scene.holding):
