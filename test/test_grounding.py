@@ -271,3 +271,17 @@ def test_them_after_a_part_that_picked_several_things_is_no_one_object():
     from wafer_reasoner.understanding.clauses import picks_several
     assert picks_several("navigate(obj:a); pick(obj:a); navigate(obj:b); pick(obj:b)")
     assert not picks_several("navigate(obj:a); pick(obj:a); navigate(obj:b); place(obj:a, obj:b); pick(obj:a)")
+
+
+def test_a_mention_that_names_nothing_or_several_things_leaves_only_a_clarify(tokenizer):
+    ids, scene = tokenizer.ids, room()
+
+    def moves(say):
+        grammar = grammar_for_query(tokenizer, build_prompt(scene, say, tokenizer), scene, say)
+        return grammar.accepts([ids["navigate("], ids["obj:"], ids["<o0>"], ids[")"], ids[EOS]])
+
+    assert not moves("go to the cup")  # two cups
+    assert not moves("go to the blue cup in the office")  # the blue cup is not in the office: nothing is
+    assert moves("go to the red cup")
+    assert not moves("go to the book on the table")  # the book is not on the table
+    assert moves("go to the cup on the table")  # the blue cup; the table, an anchor, names one anyway

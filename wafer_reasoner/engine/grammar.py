@@ -63,6 +63,9 @@ class GrammarRefs:
     not_found_labels: tuple = ()  # labels clarify(not_found:...) may name
     ambiguous_labels: tuple = ()  # labels clarify(ambiguous:...) may name
     numbers: tuple | None = None  # literals rotate(...) / wait(...) may take ("273", "1.5"); None: any number
+    # a mention the plan must act on names nothing or several things: the plan is a clarify (section 3, rules 5
+    # and 7; 2.3: a clause that needs a clarify makes the whole plan that clarify)
+    clarify_only: bool = False
 
 
 def refs_for_query(prompt: Prompt, scene, utterance: str) -> GrammarRefs:
@@ -70,6 +73,7 @@ def refs_for_query(prompt: Prompt, scene, utterance: str) -> GrammarRefs:
     refusals = refusal_labels(scene, prompt.heard, prompt.grounding)
     anchors = _anchor_slots(prompt)
     return GrammarRefs(
+        clarify_only=_unresolved(prompt),
         numbers=plannable_numbers(prompt.heard.said, utterance),
         slots=len(prompt.slot_ids),
         place_slots=len(prompt.place_names),
@@ -94,6 +98,17 @@ def _anchor_slots(prompt: Prompt) -> tuple:
     used_places = {name for k, (name, _, _) in enumerate(prompt.heard.places) if k not in place_anchors}
     return (frozenset(slot for slot, name in enumerate(prompt.slot_ids) if name not in used_objects),
             frozenset(slot for slot, name in enumerate(prompt.place_names) if name not in used_places))
+
+
+def _unresolved(prompt: Prompt) -> bool:
+    """Whether an object mention that is no locator's anchor means nothing or several things ("the gown from the
+    linen cupboard" with no gown near it, "the drill" with two in view, "put it down" with nothing it can stand
+    for). An anchor's own ambiguity decides nothing: "the cup on the table" with two tables, one under a cup."""
+    if prompt.grounding is None or prompt.heard is None:
+        return False
+    object_anchors, _ = prompt.grounding.anchor_mentions(prompt.heard.places)
+    return any(isinstance(meaning, str) for k, (_, meaning) in enumerate(prompt.grounding.objects)
+               if k not in object_anchors)
 
 
 def grammar_for_query(tokenizer: Tokenizer, prompt: Prompt, scene, utterance: str) -> PlanGrammar:
@@ -278,6 +293,8 @@ def _skeleton(tokenizer: Tokenizer, refs: GrammarRefs) -> PlanGrammar:
         entry, then = end, CLOSE
         for kind in reversed(form.args):  # built from the last argument back
             entry, then = arguments.entry(kind, then, entry), ARG_SEPARATOR
+        if refs.clarify_only and not form.whole_plan:
+            continue
         for start in (first,) if form.whole_plan else (first, later):
             b.link(start, form.opener, entry)
     return PlanGrammar(b.edges, first, tokenizer.ids[SEPARATOR], clarify=arguments.clarify, after_last=after_last)
