@@ -247,3 +247,25 @@ def test_a_word_that_names_a_thing_in_view_is_a_verb_when_a_determiner_follows_i
 def test_a_wait_until_something_happens_says_no_time(part, refused):
     from wafer_reasoner.understanding.context import what_is_asked
     assert outside.refused_without_model(Scene(objects=(), places=()), what_is_asked(part)) is refused
+
+
+@pytest.mark.parametrize(("said", "refused"), [
+    ("nice and slow navigate over to the cart", True), ("go upstairs", True), ("bring me the cart, gently", True),
+    ("bring me the cart", False),
+])
+def test_a_manner_the_robot_cannot_honour_is_refused_without_the_model(said, refused):
+    from wafer_reasoner.understanding.context import what_is_asked
+    scene = Scene(objects=(SceneObject("cart_1", "cart", "", 1.0, 0.0),), places=())
+    assert outside.refused_without_model(scene, what_is_asked(said)) is refused
+
+
+def test_a_manner_word_that_names_a_thing_in_view_is_no_manner():
+    scene = Scene(objects=(SceneObject("sc_1", "slow_cooker", "", 2.0, 0.0),), places=())
+    assert not outside.refused_without_model(scene, "bring me the slow cooker")
+    assert outside.refused_without_model(Scene(objects=(), places=()), "bring me the slow cooker")
+
+
+def test_a_sentence_that_opens_with_a_manner_word_still_asks():
+    from wafer_reasoner.understanding.context import what_is_asked
+    asked = what_is_asked("bring me the cart. after that carefully can i have the mug")
+    assert "carefully can i have the mug" in asked

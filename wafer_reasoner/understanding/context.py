@@ -18,6 +18,7 @@ from wafer_reasoner.understanding.lexicon import (
     BRING_VERBS,
     COMMAND_VERBS,
     FIND_VERBS,
+    MANNERS_REFUSED,
     OTHER_VERBS,
     PICK_VERBS,
     POLITENESS,
@@ -110,6 +111,7 @@ _CONDITIONS = frozenset({"if", "when", "whenever", "unless", "once", "before", "
                          "as", "since", "because"})
 _RELATIVES = frozenset({"which", "that", "who", "whom", "whose", "where"})
 _COLON = re.compile(r":\s+")
+_MANNER_FIRST = re.compile(r"^(?:(?:%s)\b[\s,]*)+" % "|".join(sorted(MANNERS_REFUSED)))
 # verbs a comma chunk opens with when it asks ("..., so pick up the walker"): the language's and those it refuses
 _IMPERATIVES = COMMAND_VERBS | UNSUPPORTED_VERBS | {"open", "close", "switch", "check", "show", "tell"}
 _TELLING = frozenset({"is", "are", "was", "were", "isn't", "aren't", "it's", "that's", "there's", "has", "have"})
@@ -118,8 +120,10 @@ _VERBS = (COMMAND_VERBS | OTHER_VERBS | {"weight"}) - POLITENESS - {"is", "are",
 
 
 def _opening(text: str) -> str:
-    """The text lower-cased, without the hedges and discourse words it opens with."""
-    return _OPENERS.sub("", text.lower().strip(" ,;:-")).strip(" ,")
+    """The text lower-cased, without the hedges and discourse words it opens with, and without a manner word
+    before them ("carefully can I have the mug" asks; the manner stays in the sentence planned, which refuses it)."""
+    opened = _OPENERS.sub("", text.lower().strip(" ,;:-")).strip(" ,")
+    return _OPENERS.sub("", _MANNER_FIRST.sub("", opened)).strip(" ,")
 
 
 def _opens_a_request(text: str, names=frozenset()) -> bool:

@@ -72,6 +72,10 @@ POLITENESS = INTERJECTIONS | frozenset({"please", "pls", "plz", "kindly", "thank
 MANNER_WORDS = frozenset({"quickly", "fast", "faster", "slowly", "slow", "slower", "carefully", "gently", "gentle",
                           "quietly", "loudly", "hurry", "hurriedly", "rapidly", "immediately", "backwards",
                           "backward", "sideways", "upstairs", "downstairs", "asap", "quick"})
+# manner words a part is refused for without the model (docs/action_language.md 2.6: "quickly", "fast", "slowly",
+# "carefully", "gently", "hurry"; 2.5: "drive backwards", "go upstairs"); urgency ("immediately", "asap", "quick")
+# is left to the planner: the contract does not decide it
+MANNERS_REFUSED = MANNER_WORDS - {"immediately", "asap", "quick"}
 PRONOUNS = frozenset({"it", "them", "they", "those", "these", "this", "that", "one", "ones"})
 PERSONAL = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "you", "your", "yours", "yourself",
                       "he", "him", "his", "she", "her", "hers", "their", "theirs"})

@@ -8,7 +8,8 @@ A query refused here is ``clarify(unsupported)`` before the planner is asked (do
   word no table knows in a verb's place ("polish the lamp", "sprint to the door") that names nothing in view or
   on the map and is no recogniser's slip of a command verb;
 - a part about someone other than the speaker ("give the cup to the guest", "follow him", "take it to Priya");
-- a wait with no duration ("wait a bit", "hold on a while", "pause for a moment"): no number is invented.
+- a wait with no duration ("wait a bit", "hold on a while", "pause for a moment"): no number is invented;
+- a manner of motion it cannot honour ("go slowly", "carefully bring me the mug", "drive backwards").
 
 The model-independent safety envelope after the planner (runtime/envelope.py) is a separate check: it asks
 whether the words license a plan's motion, not what the request is.
@@ -27,6 +28,7 @@ from wafer_reasoner.understanding.lexicon import (
     DETERMINERS,
     GO_VERBS,
     MAKE_WAY,
+    MANNERS_REFUSED,
     NEVER_A_LABEL,
     NO_DIRECT_OBJECT_VERBS,
     OTHER_PEOPLE,
@@ -191,6 +193,12 @@ def names_someone_else(part: str, names=frozenset()) -> bool:
     return False
 
 
+def says_a_manner(part: str, names=frozenset()) -> bool:
+    """Whether a part asks for a manner of motion the robot cannot honour ("nice and slow navigate to the server
+    room", "carefully can I have the mug", "go upstairs"), said as no name of a thing in view ("the slow cooker")."""
+    return any(word in MANNERS_REFUSED and word not in names for word in WORDS.findall(part.lower()))
+
+
 def refused_without_model(scene, utterance: str) -> bool:
     """A question, or a part asking for what the language cannot do, about someone else than the speaker or
     for a wait without a duration: ``clarify(unsupported)`` without the model."""
@@ -198,4 +206,5 @@ def refused_without_model(scene, utterance: str) -> bool:
     place_words = frozenset(word for place in scene.places for word in place.name.split("_"))
     return is_question(utterance) or any(
         asks_outside(part, names, place_words) or names_someone_else(part, names) or waits_without_duration(part)
+        or says_a_manner(part, names)
         for part in split_clauses(utterance, names))
