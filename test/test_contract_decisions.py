@@ -1,5 +1,5 @@
-"""The shipped planner on the decisions of docs/action_language.md section 2.7 (questions blind set C's author
-left open): one scene, each decision's example and the plan the contract gives."""
+"""The shipped planner on the decisions of docs/action_language.md sections 2.7 and 2.8 (questions blind sets C's
+and D's authors left open): one scene, each decision's example and the plan the contract gives."""
 
 import pytest
 
@@ -67,3 +67,30 @@ HELD_CUP = (("cup_9", "cup", "blue", 0.0, 0.0),)
 ])
 def test_the_planner_follows_the_decided_corner_cases(model, extra, holding, say, plan):
     assert model.generate(scene(extra, holding), say).text == plan
+
+
+FETCH_STAPLER = ("navigate(obj:stapler_1); navigate(obj:stapler_1); pick(obj:stapler_1); navigate(person:user); "
+                 "handover(obj:stapler_1, person:user)")
+GREY_MUG = (("mug_1", "mug", "grey", -1.0, 3.0), ("mug_2", "mug", "white", -3.0, 3.0))
+
+
+@pytest.mark.parametrize("extra, say, plan", [
+    ((), "find the stapler, then bring it to me", FETCH_STAPLER),  # 1
+    ((), "bring me the crates", "clarify(ambiguous:crate)"),  # 2
+    ((), "turn left a bit", "clarify(unsupported)"),  # 5
+    ((), "rotate a little to the right", "clarify(unsupported)"),
+    ((), "bring me the cup immediately", BRING_CUP),  # 6
+    ((), "bring me the cup right away", BRING_CUP),
+    ((), "bring me the cup so I can wash it", BRING_CUP),  # 7
+    ((), "I have a meeting at three. bring me the cup", BRING_CUP),  # 8
+    (GREY_MUG, "bring me the gray mug",
+     "navigate(obj:mug_1); pick(obj:mug_1); navigate(person:user); handover(obj:mug_1, person:user)"),  # 9
+    ((), "show me the way to the kitchen", "clarify(unsupported)"),  # 10
+    ((), "Wait. Five seconds.", "clarify(unsupported)"),  # 11
+    ((), "go to dock seven", "clarify(not_found:dock_7)"),  # 15
+    ((), "sit with me for a while", "clarify(unsupported)"),  # 16
+    ((), "I wonder if you could bring me the cup", BRING_CUP),  # 17
+    ((), "would you be so kind as to bring me the cup", BRING_CUP),
+])
+def test_the_planner_follows_the_questions_decided_after_blind_set_d(model, extra, say, plan):
+    assert model.generate(scene(extra), say).text == plan

@@ -62,7 +62,11 @@ _HEDGES = re.compile(
     r"(?: and)?|"
     # how other languages frame a request ("is necessary you follow me", "I hoped you could fetch ...")
     r"(?:it )?is necessary (?:that )?you(?: to)?|"
-    r"(?:i|we) (?:hope|hoped|was hoping|were hoping|am hoping|'m hoping) (?:that )?you (?:could|would|can|will|might))"
+    r"(?:i|we) (?:hope|hoped|was hoping|were hoping|am hoping|'m hoping) (?:that )?you (?:could|would|can|will|might)|"
+    r"(?:i|we) (?:wonder|wondered|was wondering|were wondering|am wondering|'m wondering) (?:if|whether) you "
+    r"(?:could|would|can|might)|"
+    # urgency asks for no manner the robot cannot honour: it acts at once anyway (2.8)
+    r"right away|straight away|immediately|at once|asap)"
     r"\b[\s,]*",
     re.IGNORECASE)
 # "come and get me the cup" asks for the cup as "go and get me the cup" does: the robot is not to come to the

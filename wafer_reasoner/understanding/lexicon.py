@@ -50,7 +50,7 @@ UNSUPPORTED_VERBS = frozenset({
     "plug", "unplug", "water", "feed", "iron", "fold", "vacuum", "sweep", "mop", "dust", "shake", "stir", "hug",
     "push", "pull", "press", "lock", "unlock", "count", "buy", "sell", "tidy", "load", "unload", "squeeze",
     "rinse", "bake", "fry", "microwave", "climb", "crawl", "swim", "sleep", "wake", "remind", "dim", "brighten",
-    "shut", "help", "make",
+    "shut", "help", "make", "sit",
 })
 # "make your way to the dock" is the one way "make" opens a command the language has (section 2.1: go)
 MAKE_WAY = frozenset({"your", "my", "its", "their"})
@@ -74,8 +74,10 @@ MANNER_WORDS = frozenset({"quickly", "fast", "faster", "slowly", "slow", "slower
                           "backward", "sideways", "upstairs", "downstairs", "asap", "quick"})
 # manner words a part is refused for without the model (docs/action_language.md 2.6: "quickly", "fast", "slowly",
 # "carefully", "gently", "hurry"; 2.5: "drive backwards", "go upstairs"); urgency ("immediately", "asap", "quick")
-# is left to the planner: the contract does not decide it
+# is politeness (section 2.8), taken off before planning
 MANNERS_REFUSED = MANNER_WORDS - {"immediately", "asap", "quick"}
+# a vague amount said with a turn ("turn left a bit"): less than the quarter turn "turn left" means, and no number
+VAGUE_AMOUNTS = frozenset({"bit", "little", "slightly", "tad", "touch", "smidge"})
 PRONOUNS = frozenset({"it", "them", "they", "those", "these", "this", "that", "one", "ones"})
 PERSONAL = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "you", "your", "yours", "yourself",
                       "he", "him", "his", "she", "her", "hers", "their", "theirs"})

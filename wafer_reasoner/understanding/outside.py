@@ -36,7 +36,9 @@ from wafer_reasoner.understanding.lexicon import (
     PRONOUNS,
     QUESTION_WORDS,
     TITLES,
+    TURN_VERBS,
     UNSUPPORTED_VERBS,
+    VAGUE_AMOUNTS,
 )
 from wafer_reasoner.understanding.words import FILLERS, NUMBER_WORDS, speech_words
 
@@ -199,6 +201,14 @@ def says_a_manner(part: str, names=frozenset()) -> bool:
     return any(word in MANNERS_REFUSED and word not in names for word in WORDS.findall(part.lower()))
 
 
+def turns_a_vague_amount(part: str) -> bool:
+    """Whether a part asks to turn by an amount it does not say ("turn left a bit", "rotate a little to the
+    right"): no number is invented, and "left" alone would mean a quarter turn, more than was asked (2.8)."""
+    words = speech_words(part)
+    return bool(TURN_VERBS.intersection(words)) and bool(VAGUE_AMOUNTS.intersection(words)) and \
+        not any(word.isdigit() for word in words)
+
+
 def refused_without_model(scene, utterance: str) -> bool:
     """A question, or a part asking for what the language cannot do, about someone else than the speaker or
     for a wait without a duration: ``clarify(unsupported)`` without the model."""
@@ -206,5 +216,5 @@ def refused_without_model(scene, utterance: str) -> bool:
     place_words = frozenset(word for place in scene.places for word in place.name.split("_"))
     return is_question(utterance) or any(
         asks_outside(part, names, place_words) or names_someone_else(part, names) or waits_without_duration(part)
-        or says_a_manner(part, names)
+        or says_a_manner(part, names) or turns_a_vague_amount(part)
         for part in split_clauses(utterance, names))
