@@ -106,11 +106,7 @@ _REQUESTS = re.compile(r"^(?:i need|i want|i'd like|i would like|i'd love|(?:can
 _SUBJECTS = frozenset({"i", "i'm", "i've", "i'll", "i'd", "it's", "that's", "there's", "we", "we're", "we've",
                        "they", "they're", "he", "she", "he's", "she's"})
 _POINTERS = frozenset({"it", "that", "this", "them", "those", "these", "one"})
-# verbs that tell rather than ask, early in a chunk; how early
-_TELLING_VERBS = frozenset({"is", "are", "was", "were", "isn't", "aren't", "wasn't", "weren't", "has", "have", "had",
-                            "says", "said", "needs", "should", "will", "won't", "can't", "does", "doesn't", "did",
-                            "didn't", "gets", "got", "looks", "seems", "feels", "wants", "likes", "keeps", "told"})
-_TELLING_REACH = 6
+
 _CONDITIONS = frozenset({"if", "when", "whenever", "unless", "once", "before", "after", "while", "until", "till",
                          "as", "since", "because"})
 _RELATIVES = frozenset({"which", "that", "who", "whom", "whose", "where"})
@@ -119,6 +115,11 @@ _MANNER_FIRST = re.compile(r"^(?:(?:%s)\b[\s,]*)+" % "|".join(sorted(MANNERS_REF
 # verbs a comma chunk opens with when it asks ("..., so pick up the walker"): the language's and those it refuses
 _IMPERATIVES = COMMAND_VERBS | UNSUPPORTED_VERBS | {"open", "close", "switch", "check", "show", "tell"}
 _TELLING = frozenset({"is", "are", "was", "were", "isn't", "aren't", "it's", "that's", "there's", "has", "have"})
+# verbs that tell rather than ask, early in a comma chunk ("my ride is here", "mummy says ..."); how early
+_TELLING_VERBS = _TELLING | {"wasn't", "weren't", "had", "says", "said", "needs", "should", "will", "won't", "can't",
+                             "does", "doesn't", "did", "didn't", "gets", "got", "looks", "seems", "feels", "wants",
+                             "likes", "keeps", "told"}
+_TELLING_REACH = 6
 _VERBS = (COMMAND_VERBS | OTHER_VERBS | {"weight"}) - POLITENESS - {"is", "are", "was", "were", "be", "have", "has",
                                                                     "had", "do", "does", "did"}  # "weight": wait
 
@@ -207,16 +208,25 @@ def _sets_the_scene(chunk: str, later: list, names=frozenset(), opened: bool = T
     return not pointed_at and (_tells(words) or not names.intersection(words))
 
 
+def _request_chunk(chunks: list, names=frozenset()) -> int:
+    """The index of the comma chunk the request opens: the first, unless it asks nothing and a later one opens
+    with a command verb."""
+    if _opens_a_request(chunks[0], names):
+        return 0
+    return next((k for k, chunk in enumerate(chunks) if k and _opens_a_command(chunk)), 0)
+
+
 def _without_asides(sentence: str, names=frozenset()) -> str:
-    """The sentence from its first chunk that asks, without what only sets the scene before it and the asides
-    after it; as it is when no chunk after the first asks."""
+    """The sentence without what only sets the scene before its request and the asides after it."""
     chunks = sentence.split(",")
-    first = next((k for k, chunk in enumerate(chunks) if k and _opens_a_command(chunk)), 0) \
-        if not _opens_a_request(chunks[0], names) else 0
-    kept = [chunk for k, chunk in enumerate(chunks)
-            if (k < first and not _sets_the_scene(chunk, chunks[k + 1:], names, opened=k > 0)) or k == first or
-            (k > first and not _aside(chunk, names))]
-    return ",".join(kept)
+    first = _request_chunk(chunks, names)
+
+    def kept(k: int, chunk: str) -> bool:
+        if k < first:
+            return not _sets_the_scene(chunk, chunks[k + 1:], names, opened=k > 0)
+        return k == first or not _aside(chunk, names)
+
+    return ",".join(chunk for k, chunk in enumerate(chunks) if kept(k, chunk))
 
 
 def _without_discourse(sentence: str) -> str:
