@@ -13,6 +13,8 @@ from wafer_reasoner.runtime.best_of_n import EmulatedBestOfN
 from wafer_reasoner.runtime.resources import SOURCE_CONFIG
 from wafer_reasoner.training import speech_corpus
 from wafer_reasoner.understanding import outside
+from wafer_reasoner.understanding.clauses import scene_names
+from wafer_reasoner.understanding.context import what_is_asked
 
 TINY = Path(__file__).resolve().parent / "data" / "tiny_planner"
 PROMPT_TOKENS = 60
@@ -172,6 +174,8 @@ def test_stopping_candidates_that_cannot_fit_changes_nothing_but_the_work(llama7
     stopped = saved_steps = 0
     for example in examples(8, seed=21):
         scene, say = example["scene"], example["say"]
+        if outside.refused_without_model(scene, what_is_asked(say, scene_names(scene))):
+            continue  # refused before the model is asked: no candidate to stop
         full = model.generate(scene, say, accept=lambda text: True)  # every row decoded to the end
         lengths = full.candidate_tokens
         deadline = batch_time(pair, full.prompt_tokens, lengths[:3]).emulated_ms  # some rows fit, some do not
