@@ -107,7 +107,7 @@ def test_leave_one_stack_out_has_the_rows_and_stacks_asked_for(validated):
     assert len({p.row.stack for p in validated.held_out}) >= report.MIN_VALIDATION_STACKS
 
 
-@pytest.mark.xfail(strict=True, reason="the leave-one-stack-out median is 16.3%, above the 15% asked for: the same "
+@pytest.mark.xfail(strict=True, reason="the leave-one-stack-out median is 22.4%, above the 15% asked for: the same "
                    "model on the same hardware moved 24% between two dated snapshots of one service (docs/emulator.md, "
                    "'What leave-one-stack-out can and cannot predict', 'Why the median misses 15%'); strict: "
                    "passing means the bound is met")
