@@ -55,9 +55,11 @@ UNSUPPORTED_VERBS = frozenset({
 # "make your way to the dock" is the one way "make" opens a command the language has (section 2.1: go)
 MAKE_WAY = frozenset({"your", "my", "its", "their"})
 # verbs the language has only without a direct object ("turn left", "drive to the dock", "walk over here"); with
-# one ("turn the fan down", "switch on the lamp", "drive the forklift", "walk the dog") they ask for something it
-# cannot do: a device, or moving something other than itself (docs/action_language.md 2.5)
-NO_DIRECT_OBJECT_VERBS = frozenset({"turn", "switch", "drive", "walk", "ride", "roll"})
+# one they ask for something it cannot do (docs/action_language.md 2.5): a device ("turn the fan down", "switch on
+# the lamp") or moving something other than itself somewhere ("drive the forklift to bay 3")
+DEVICE_VERBS = frozenset({"turn", "switch"})
+MOVING_VERBS = frozenset({"drive", "walk", "ride", "roll"})
+NO_DIRECT_OBJECT_VERBS = DEVICE_VERBS | MOVING_VERBS
 # sounds that only show a feeling ("ugh, get me the phone"): never a verb, a name or a request
 INTERJECTIONS = frozenset({"oof", "ugh", "argh", "phew", "wow", "gosh", "geez", "jeez", "oops", "whoops", "whoa",
                            "ooh", "aw", "aww", "meh", "yikes", "damn", "dang", "darn", "blimey", "golly", "eek",

@@ -26,6 +26,7 @@ from wafer_reasoner.understanding.lexicon import (
     COME_VERBS,
     COMMAND_VERBS,
     DETERMINERS,
+    DEVICE_VERBS,
     GO_VERBS,
     MAKE_WAY,
     MANNERS_REFUSED,
@@ -79,8 +80,7 @@ _OBJECT_STARTS = DETERMINERS | PRONOUNS | COLOR_WORDS | {"to", "into", "onto", "
                                                           "towards"}
 # what follows a verb used on a thing: "hammer the nail in", "drill a hole", "turn it off" (not "turn all the way
 # around")
-_DIRECT_OBJECT = frozenset({"the", "a", "an", "this", "that", "these", "those", "my", "your", "our", "his", "her",
-                            "their", "it", "them"})
+_DIRECT_OBJECT = (DETERMINERS - {"some", "any", "each", "every", "all", "both"}) | {"it", "them"}
 _SENDS_SOMEWHERE = frozenset({"to", "into", "onto"})
 MISHEARD_RATIO = 0.75  # a word this close to a command verb may be that verb misheard
 
@@ -97,10 +97,9 @@ def _unknown_verb(word: str, following: str, names, place_words=frozenset()) -> 
     A word that names something in view is no verb ("iron, bring it to me"), unless a determiner
     follows it at once, as only a verb's object does ("hammer the nail in", "drill a hole"); a word of a place's
     name never is ("scullery, the cup")."""
-    return following in _OBJECT_STARTS and word not in _KNOWN_OPENERS and \
-        (word not in names or (following in _DIRECT_OBJECT and word not in place_words)) and "'" not in word and \
-        not word.isdigit() and \
-        not _misheard_command(word)
+    names_a_thing = word in names and (following not in _DIRECT_OBJECT or word in place_words)
+    return following in _OBJECT_STARTS and word not in _KNOWN_OPENERS and not names_a_thing and \
+        "'" not in word and not word.isdigit() and not _misheard_command(word)
 
 
 def _verb_outside(word: str, following: list, label_words) -> bool:
@@ -111,7 +110,7 @@ def _verb_outside(word: str, following: list, label_words) -> bool:
     if word in UNSUPPORTED_VERBS:
         return not (word == "make" and following[:1] and following[0] in MAKE_WAY)
     if word in NO_DIRECT_OBJECT_VERBS and following:
-        if word in ("turn", "switch"):  # a device: "turn the fan down", "switch on the lamp", "turn it off"
+        if word in DEVICE_VERBS:  # "turn the fan down", "switch on the lamp", "turn it off"
             return following[0] in _DIRECT_OBJECT or (following[0] in ("on", "off", "up", "down") and
                                                        following[1:2] != [] and following[1] in _DIRECT_OBJECT)
         # moving something else somewhere: "drive the forklift to bay 3" ("drive the toy" is "drive to the toy"
