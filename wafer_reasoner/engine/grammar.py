@@ -71,9 +71,10 @@ class GrammarRefs:
 def refs_for_query(prompt: Prompt, scene, utterance: str) -> GrammarRefs:
     """The references a plan for (scene, utterance) may use, given the prompt built from them."""
     refusals = refusal_labels(scene, prompt.heard, prompt.grounding)
-    anchors = _anchor_slots(prompt)
+    mentions = _anchor_mentions(prompt)
+    anchors = _anchor_slots(prompt, mentions)
     return GrammarRefs(
-        clarify_only=_unresolved(prompt),
+        clarify_only=_unresolved(prompt, mentions[0]),
         numbers=plannable_numbers(prompt.heard.said, utterance),
         slots=len(prompt.slot_ids),
         place_slots=len(prompt.place_names),
@@ -84,12 +85,20 @@ def refs_for_query(prompt: Prompt, scene, utterance: str) -> GrammarRefs:
     )
 
 
-def _anchor_slots(prompt: Prompt) -> tuple:
-    """(object slots, place slots) that only a locator's anchor refers to ("the tip box next to the centrifuge",
-    "the table in the kitchen"): never a plan's argument. The held object's slot always stays."""
+def _anchor_mentions(prompt: Prompt) -> tuple:
+    """(object mention indices, place mention indices) that are a locator's anchor; none without grounding."""
     if prompt.grounding is None or prompt.heard is None:
         return frozenset(), frozenset()
-    object_anchors, place_anchors = prompt.grounding.anchor_mentions(prompt.heard.places)
+    return prompt.grounding.anchor_mentions(prompt.heard.places)
+
+
+def _anchor_slots(prompt: Prompt, mentions: tuple) -> tuple:
+    """(object slots, place slots) that only a locator's anchor refers to ("the tip box next to the centrifuge",
+    "the table in the kitchen"): never a plan's argument. The held object's slot always stays. ``mentions``:
+    _anchor_mentions(prompt)."""
+    if prompt.grounding is None or prompt.heard is None:
+        return frozenset(), frozenset()
+    object_anchors, place_anchors = mentions
     used_objects = {thing.id for k, (_, thing) in enumerate(prompt.grounding.objects)
                     if k not in object_anchors and not isinstance(thing, str)}
     held = prompt.tokens[prompt.tokens.index("<hold>") + 1]
@@ -100,13 +109,12 @@ def _anchor_slots(prompt: Prompt) -> tuple:
             frozenset(slot for slot, name in enumerate(prompt.place_names) if name not in used_places))
 
 
-def _unresolved(prompt: Prompt) -> bool:
+def _unresolved(prompt: Prompt, object_anchors) -> bool:
     """Whether an object mention that is no locator's anchor means nothing or several things ("the gown from the
     linen cupboard" with no gown near it, "the drill" with two in view, "put it down" with nothing it can stand
     for). An anchor's own ambiguity decides nothing: "the cup on the table" with two tables, one under a cup."""
-    if prompt.grounding is None or prompt.heard is None:
+    if prompt.grounding is None:
         return False
-    object_anchors, _ = prompt.grounding.anchor_mentions(prompt.heard.places)
     return any(isinstance(meaning, str) for k, (_, meaning) in enumerate(prompt.grounding.objects)
                if k not in object_anchors)
 
