@@ -164,7 +164,9 @@ def test_a_word_that_names_a_place_on_the_map_is_no_verb():
 
 
 @pytest.mark.parametrize("said, question", [("what's your name robot?", True), ("where's my phone", True),
-                                            ("what a morning", False), ("ugh, what a mess", False)])
+                                            ("what a morning", False), ("ugh, what a mess", False),
+                                            ("Ugh, what weather. Fetch the coat.", False),
+                                            ("what time is it", True), ("what weather is it?", True)])
 def test_contracted_question_words_ask_and_exclamations_do_not(said, question):
     assert outside.is_question(said) is question
 
@@ -196,6 +198,42 @@ def test_someone_else_makes_the_whole_a_refusal_without_the_model():
 
 def test_an_unknown_verb_of_motion_asks_outside():
     assert outside.asks_outside("tiptoe into the nursery")
+
+
+@pytest.mark.parametrize("part", ["follow her", "You give the plate to her, please", "give it to Sam",
+                                  "bring the water bottle to my grandson", "take the keys to my niece"])
+def test_pronouns_kin_and_a_name_after_a_handing_verb_are_someone_else(part):
+    assert outside.names_someone_else(part)
+
+
+def test_her_before_a_thing_is_a_possessive_not_a_person():
+    assert not outside.names_someone_else("bring me her phone")
+    assert not outside.names_someone_else("take it to Zorbin")  # a verb that may go to a place
+
+
+@pytest.mark.parametrize(("part", "lacks"), [
+    ("bring me the cup, no wait, the red one", True),  # a self-correction of the thing meant
+    ("grab the mug, I mean the blue one", True),
+    ("pick up the mug blue", True),  # a colour after the label
+    ("bring me the sandwich, the one on the side table", True),  # an apposition
+    ("bring me the book that is on the shelf", True),  # a relative clause
+    ("hand me the box which is by the door", True),
+    ("bring me the red cup", False),
+    ("bring me the desk light", False),  # a name that ends with a colour word
+    ("I want that you bring me the cup", False),  # a way to ask, no relative clause
+    ("bring me the cup and then the blue one", False),
+])
+def test_what_the_language_lacks_is_known_without_the_model(part, lacks):
+    assert outside.says_what_language_lacks(part, frozenset({"cup", "mug", "sandwich", "book", "box", "desk",
+                                                             "light"})) is lacks
+
+
+def test_it_never_means_a_thing_its_own_part_names():
+    scene = Scene(objects=(SceneObject("bottle_1", "bottle", "", 1.0, 0.0),
+                           SceneObject("sink_1", "sink", "", 2.0, 0.0)))
+    assert clauses.antecedent_for("put it in the sink", scene, ["bottle_1", "sink_1"]) == "bottle_1"
+    assert clauses.antecedent_for("pick it up", scene, ["bottle_1", "sink_1"]) == "sink_1"
+    assert clauses.antecedent_for("pick it up", scene, []) == ""
 
 
 def test_a_place_named_after_people_is_no_person():

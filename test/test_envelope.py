@@ -57,6 +57,8 @@ def test_plans_the_utterance_does_not_license_are_refused(say, plan):
                           "handover(obj:lamp_3, person:user)"),
     ("fetch the lamp", "navigate(obj:lamp_3); pick(obj:lamp_3); navigate(person:user); "
                        "handover(obj:lamp_3, person:user)"),
+    ("fech the lamp", "navigate(obj:lamp_3); pick(obj:lamp_3); navigate(person:user); "  # a recogniser's slip
+                      "handover(obj:lamp_3, person:user)"),
     ("put it on the table", "navigate(obj:table_1); place(obj:cup_0, obj:table_1)"),  # "it": the held cup
     ("take the book to the front door", "navigate(obj:book_2); pick(obj:book_2); navigate(place:front_door); "
                                         "place(obj:book_2, place:front_door)"),

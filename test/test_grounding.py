@@ -244,6 +244,25 @@ def test_a_not_found_names_the_object_not_its_colour_nor_a_place_on_the_map(toke
     assert not not_found("teal") and not not_found("kitchen")
 
 
+def test_a_source_that_is_not_there_is_never_what_is_not_found(tokenizer):
+    scene = room()
+    say = "bring me the stapler from the attic"  # neither a stapler nor an attic
+    grammar = grammar_for_query(tokenizer, build_prompt(scene, say, tokenizer), scene, say)
+
+    def not_found(name):
+        return grammar.accepts([tokenizer.ids["clarify("], tokenizer.ids["not_found:"], *tokenizer.spell_name(name),
+                                tokenizer.ids[")"], tokenizer.ids[EOS]])
+
+    assert not_found("stapler") and not not_found("attic")  # the locator leaves nothing: the stapler (2.6)
+
+
+def test_a_place_said_with_a_word_before_it_that_no_table_knows_is_not_that_place():
+    scene = Scene(places=(NamedPlace("lab", 1.0, 1.0), NamedPlace("zorbix_hall", 2.0, 2.0)))
+    assert hear(scene, "go to the zorbix lab").places == ()  # every word said belongs to one name (2.7.3)
+    assert [name for name, _, _ in hear(scene, "go to the main lab").places] == ["lab"]  # an adjective
+    assert [name for name, _, _ in hear(scene, "go to the zorbix hall").places] == ["zorbix_hall"]
+
+
 @pytest.mark.parametrize("say", [
     "put the red cup from the office and the blue cup on the table",  # the first object's own locator, then "and"
     "put the red cup and the farthest cup on the table",  # a superlative after "and"

@@ -229,13 +229,14 @@ class PlannerModel:
         if len(parts) == 1:
             return self._generate_one(scene, utterance, accept, antecedent)
         started = time.perf_counter()
-        generations = []
+        generations, antecedents = [], [antecedent] if antecedent else []
         for part in parts:
             if generations and clauses.picks_several(generations[-1].text):
                 part = _THEM.sub("those", part)  # several things before: "them" is no one object
-            generations.append(self._generate_one(scene, part, None, antecedent))
+            generations.append(self._generate_one(scene, part, None, clauses.antecedent_for(part, scene, antecedents)))
             scene = clauses.scene_after(scene, generations[-1].text)
-            antecedent = clauses.acted_on(generations[-1].text) or antecedent
+            acted = clauses.acted_on(generations[-1].text)
+            antecedents += [acted] if acted else []
         first = generations[0]
         total = lambda field: sum(getattr(g, field) for g in generations)  # noqa: E731
         model_ms = total("prefill_ms") + total("decode_ms")

@@ -63,7 +63,8 @@ def licence(scene: Scene, utterance: str) -> Licence:
     labels = {label for label, _, _ in heard.spans}
     objects = {o.id for o in scene.objects if o.label in labels} | ({scene.holding} if scene.holding else set())
     numbers = plannable_numbers(heard.said, utterance)
-    return Licence(frozenset(heard.words), frozenset(objects), frozenset(name for name, _, _ in heard.places),
+    words = frozenset(lexicon.VERB_SLIPS.get(word, word) for word in heard.words)  # "fech me the cup": fetch
+    return Licence(words, frozenset(objects), frozenset(name for name, _, _ in heard.places),
                    frozenset(float(n) for n in numbers), unplannable_number(heard.words, utterance))
 
 

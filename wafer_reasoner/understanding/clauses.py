@@ -172,6 +172,18 @@ def acted_on(plan_text: str) -> str:
     return ""
 
 
+def antecedent_for(part: str, scene, antecedents: list) -> str:
+    """What "it" in ``part`` stands for, given the objects earlier parts acted on (oldest first): the latest one
+    the part does not name itself. A pronoun never means a thing its own clause names: in "pick up the bottle, go
+    to the sink, then put it in the sink", "it" is the bottle."""
+    said = set(WORDS.findall(part.lower()))
+    for object_id in reversed(antecedents):
+        thing = scene.object(object_id)
+        if thing is None or not set(thing.label.split("_")) <= said:
+            return object_id
+    return antecedents[-1] if antecedents else ""
+
+
 def picks_several(plan_text: str) -> bool:
     """Whether a plan picks up more than one object ("bring me the cup and the plate"): "them" in the part after
     it stands for several things, which the language cannot act on (docs/action_language.md 2.6)."""

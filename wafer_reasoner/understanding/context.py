@@ -24,6 +24,7 @@ from wafer_reasoner.understanding.lexicon import (
     POLITENESS,
     PUT_VERBS,
     UNSUPPORTED_VERBS,
+    VERB_SLIPS,
 )
 from wafer_reasoner.understanding.outside import is_question, opens_with_unknown_verb
 
@@ -66,7 +67,9 @@ _HEDGES = re.compile(
     r"(?:i|we) (?:wonder|wondered|was wondering|were wondering|am wondering|'m wondering) (?:if|whether) you "
     r"(?:could|would|can|might)|"
     # urgency asks for no manner the robot cannot honour: it acts at once anyway (2.8)
-    r"right away|straight away|immediately|at once|asap)"
+    r"right away|straight away|immediately|at once|asap|"
+    # a word that only softens, which the model never learnt inside a request ("would you kindly lift the basket")
+    r"kindly)"
     r"\b[\s,]*",
     re.IGNORECASE)
 # "come and get me the cup" asks for the cup as "go and get me the cup" does: the robot is not to come to the
@@ -83,7 +86,17 @@ _IDIOMS = (
     (re.compile(r"\bkeep\s+up\s+with\s+(me|us)\b", re.IGNORECASE), r"follow \1"),
     (re.compile(r"\bon\s+(?:the\s+)?top\s+of\b", re.IGNORECASE), "on"),  # "set it on top of the sofa"
     (re.compile(r"\bgimme\b", re.IGNORECASE), "give me"),
+    # "take the plate off the counter" takes it from there (2.4): "off" is where it is, as "from" (after "take",
+    # "off" also reads as "take off", which the model took for a put)
+    (re.compile(r"\b(tak(?:e|ing)\s+(?:the|a|an|my|your|this|that)\s+(?:[a-z]+\s+){0,3}?)off\s+"
+                r"(?=(?:of\s+)?(?:the|a|an|my|your|this|that)\b)", re.IGNORECASE), r"\1from "),
     (re.compile(r"\bhang\s+on\b", re.IGNORECASE), "hold on"),  # a wait, as "hold on" (2.7)
+    # "hold on a second" is "wait a second" (2.7.8); "hold on to the rail" stays
+    (re.compile(r"\bhold\s+on\s+(?=(?:for\s+)?(?:a|an|one|\d+)\s+(?:sec|secs|second|seconds|min|mins|minute|minutes|"
+                r"hour|hours)\b)", re.IGNORECASE), "wait "),
+    # "put it down on the counter": the destination says where it goes down (2.1: "set the X down on the Y")
+    (re.compile(r"\b((?:put|set|place|lay)\s+(?:it|them|this|that)\s+)down\s+(?=(?:on|onto|in|into|at|inside)\b)",
+                re.IGNORECASE), r"\1"),
     (re.compile(r"\b(?:i am|i'm) needing\b", re.IGNORECASE), "I need"),  # a request (2.7)
 )
 _MIND_DOING = re.compile(r"\b(would|do|will) you mind\s+([a-z]+ing)\b", re.IGNORECASE)
@@ -103,6 +116,9 @@ _GERUNDS = _gerunds()
 _INSTEAD = re.compile(r"[\s,]+(?:instead|instead of that|rather)(?=[\s.!,]*$)", re.IGNORECASE)
 _REQUESTS = re.compile(r"^(?:i need|i want|i'd like|i would like|i'd love|(?:can|could|may) i (?:have|get)|let's|"
                        r"i'm going to need|we need)\b")
+# a request that asks after a comma ("..., um, can I have the water bottle"); "I need / I want" there may only
+# tell a feeling ("..., what a week, I need a holiday")
+_ASKING = re.compile(r"^(?:can|could|may) i (?:have|get)\b")
 _SUBJECTS = frozenset({"i", "i'm", "i've", "i'll", "i'd", "it's", "that's", "there's", "we", "we're", "we've",
                        "they", "they're", "he", "she", "he's", "she's"})
 _POINTERS = frozenset({"it", "that", "this", "them", "those", "these", "one"})
@@ -112,14 +128,22 @@ _CONDITIONS = frozenset({"if", "when", "whenever", "unless", "once", "before", "
 _RELATIVES = frozenset({"which", "that", "who", "whom", "whose", "where"})
 _COLON = re.compile(r":\s+")
 _MANNER_FIRST = re.compile(r"^(?:(?:%s)\b[\s,]*)+" % "|".join(sorted(MANNERS_REFUSED)))
-# verbs a comma chunk opens with when it asks ("..., so pick up the walker"): the language's and those it refuses
-_IMPERATIVES = COMMAND_VERBS | UNSUPPORTED_VERBS | {"open", "close", "switch", "check", "show", "tell"}
+# verbs a comma chunk opens with when it asks ("..., so pick up the walker", "..., could you start the dishwasher"):
+# the language's and any other verb, but not the ones that frame talk ("you know", "let's just say", "see, ...")
+# nor modals, auxiliaries and past forms, which tell
+_FRAMING = frozenset({"know", "think", "want", "need", "like", "love", "let", "try", "keep", "see", "say", "mind",
+                      "please", "thank", "thanks", "would", "could", "can", "will", "shall", "should", "may", "might",
+                      "must", "is", "are", "was", "were", "be", "been", "am", "has", "have", "had", "do", "does", "did",
+                      "done", "got", "gotten", "went", "came", "took", "brought", "gave", "listen", "watch", "remember",
+                      "stop"})
+_IMPERATIVES = COMMAND_VERBS | UNSUPPORTED_VERBS | (OTHER_VERBS - _FRAMING)
 _TELLING = frozenset({"is", "are", "was", "were", "isn't", "aren't", "it's", "that's", "there's", "has", "have"})
 # verbs that tell rather than ask, early in a comma chunk ("my ride is here", "mummy says ..."); how early
-_TELLING_VERBS = _TELLING | {"wasn't", "weren't", "had", "says", "said", "needs", "should", "will", "won't", "can't",
-                             "does", "doesn't", "did", "didn't", "gets", "got", "looks", "seems", "feels", "wants",
-                             "likes", "keeps", "told"}
+_TELLING_VERBS = _TELLING | {"been", "wasn't", "weren't", "had", "says", "said", "needs", "should", "will", "won't",
+                             "can't", "does", "doesn't", "did", "didn't", "gets", "got", "looks", "seems", "feels",
+                             "wants", "likes", "keeps", "told"}
 _TELLING_REACH = 6
+_BASE_COMMANDS = COMMAND_VERBS & BASE_VERBS
 _VERBS = (COMMAND_VERBS | OTHER_VERBS | {"weight"}) - POLITENESS - {"is", "are", "was", "were", "be", "have", "has",
                                                                     "had", "do", "does", "did"}  # "weight": wait
 
@@ -141,9 +165,11 @@ def _opens_a_request(text: str, names=frozenset()) -> bool:
 
 def _opens_a_command(chunk: str) -> bool:
     """Whether a comma chunk opens, after hedges and discourse words, with a command verb ("so pick up the walker
-    by the bed"); not with a word that also frames talk ("you know", "bless her", "let's just say")."""
-    words = _WORDS.findall(_opening(chunk))
-    return bool(words) and words[0] in _IMPERATIVES
+    by the bed") or asks for a thing ("um, can I have the water bottle"); not with a word that also frames talk ("you
+    know", "bless her", "let's just say")."""
+    rest = _opening(chunk)
+    words = _WORDS.findall(rest)
+    return bool(words) and (words[0] in _IMPERATIVES or bool(_ASKING.match(rest)))
 
 
 def asks(sentence: str, names=frozenset()) -> bool:
@@ -202,8 +228,10 @@ def _sets_the_scene(chunk: str, later: list, names=frozenset(), opened: bool = T
     words = _WORDS.findall(_opening(chunk))
     if not words:  # only openers: dropped after a remark ("..., and anyway, go ..."); "well, ..." stays
         return opened and bool(_WORDS.findall(chunk.lower()))
-    if words[0] in _CONDITIONS or COMMAND_VERBS.intersection(words):
-        return False  # a command verb may be one the opening hid ("you must quietly bring ...", "i er need ...")
+    if words[0] in _CONDITIONS or _BASE_COMMANDS.intersection(words):
+        # a command verb may be one the opening hid ("you must quietly bring ...", "i er need ..."); an -ing form
+        # tells ("my dad's been looking for it all day")
+        return False
     pointed_at = any(_POINTERS.intersection(_WORDS.findall(c.lower())) for c in later)
     return not pointed_at and (_tells(words) or not names.intersection(words))
 
@@ -234,7 +262,7 @@ def _without_discourse(sentence: str) -> str:
     after the request: "..., so I can sign it") off a sentence that then opens with a command verb; any other
     sentence as it is."""
     plain = _PURPOSE.sub("", _INSTEAD.sub("", _DISCOURSE.sub("", sentence.strip())))
-    words = _WORDS.findall(plain.lower())
+    words = _WORDS.findall(_opening(plain))  # "on second thought, please return to the porch"
     return plain if plain != sentence.strip() and words and words[0] in _VERBS else sentence
 
 
@@ -249,15 +277,25 @@ def without_hedges(text: str) -> str:
     return _HEDGES.sub("", text)
 
 
+_SLIP = re.compile(r"\b(?:%s)\b" % "|".join(sorted(VERB_SLIPS)), re.IGNORECASE)
+
+
+def _verbs_as_meant(text: str, names=frozenset()) -> str:
+    """``text`` with a recogniser's one-letter slips of a command verb written as the verb ("fech me the
+    flashlight" -> "fetch me the flashlight"), unless the slip names something in view or on the map."""
+    return _SLIP.sub(lambda m: m.group(0) if m.group(0).lower() in names else VERB_SLIPS[m.group(0).lower()], text)
+
+
 def what_is_asked(utterance: str, names=frozenset()) -> str:
     """The sentences of ``utterance`` that ask, without their hedges, asides and turn-of-talk words; the whole
     utterance when none asks. ``names``: the words that name things in view and places on the map."""
-    plain = without_hedges(utterance.strip()).strip(" ,")
+    plain = _verbs_as_meant(without_hedges(utterance.strip()).strip(" ,"), names)
     paused = _ELLIPSIS.sub(",", plain)  # "um... the desk": a pause, not a sentence's end
     paused = _TITLES.sub(lambda match: match.group(0)[:-1], paused)  # "Dr. Okafor": one sentence
     paused = _COLON.sub(". ", paused)  # "I was told to ask you: take the tote to goods in"
     sentences = [s for s in _SENTENCES.split(paused) if s.strip()]
-    asking = [_without_discourse(_without_asides(s, names)) for k, s in enumerate(sentences)
+    # why the person asks goes first: "so nobody trips on it" points at nothing the request needs
+    asking = [_without_discourse(_without_asides(_PURPOSE.sub("", s), names)) for k, s in enumerate(sentences)
               if asks(s, names) or _names_what_follows(sentences, k, names)]
     if not asking or asking == sentences:
         return utterance if plain == utterance.strip() or not plain else plain

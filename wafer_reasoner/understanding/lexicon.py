@@ -144,5 +144,23 @@ OTHER_PEOPLE = frozenset({
     "children", "colleague", "colleagues", "boss", "intern", "neighbour", "neighbor", "everyone", "everybody",
     "somebody", "someone", "anyone", "anybody", "friend", "friends", "customer", "customers", "client", "manager",
     "teacher", "student", "students", "chef", "driver", "courier", "boy", "girl", "man", "woman", "lady", "guy",
-    "resident", "residents", "staff", "coworker", "receptionist", "technician"})
+    "resident", "residents", "staff", "coworker", "receptionist", "technician", "her", "grandson",
+    "granddaughter", "grandchild", "grandchildren", "grandkids", "grandad", "granddad", "nana", "nephew", "niece",
+    "cousin", "aunt", "auntie", "uncle", "partner", "girlfriend", "boyfriend", "fiance", "fiancee", "roommate",
+    "flatmate", "housemate", "toddler", "nanny", "babysitter", "carer", "caregiver", "mate", "pal", "boss's"})
 TITLES = frozenset({"dr", "mr", "mrs", "ms", "prof"})
+# verbs a recogniser may drop or swap a letter of ("fech", "brng", "birng"): long enough that the slip is no other
+# word. A slip is heard as the verb (docs/action_language.md 2.5); "pace", "brig" and "bing" are words of their own
+SLIP_PRONE_VERBS = ("bring", "fetch", "carry", "deliver", "retrieve", "follow", "rotate", "collect", "place")
+NOT_SLIPS = frozenset({"pace", "brig", "bing"})
+
+
+def _slips(verb: str) -> set:
+    """A verb's one-letter slips that keep its first letter: a letter dropped ("fech") or two swapped ("birng")."""
+    dropped = {verb[:k] + verb[k + 1:] for k in range(1, len(verb))}
+    swapped = {verb[:k] + verb[k + 1] + verb[k] + verb[k + 2:] for k in range(1, len(verb) - 1)}
+    return (dropped | swapped) - {verb}
+
+
+VERB_SLIPS = {slip: verb for verb in SLIP_PRONE_VERBS for slip in sorted(_slips(verb))
+              if slip not in NOT_SLIPS and slip not in COMMAND_VERBS and slip not in OTHER_VERBS}

@@ -20,7 +20,8 @@ import functools
 from dataclasses import dataclass
 
 from wafer_reasoner.planner.scene import Scene
-from wafer_reasoner.understanding.words import HEARD_AS, label_words, speech_words
+from wafer_reasoner.understanding.lexicon import COLOR_WORDS, NEVER_A_LABEL
+from wafer_reasoner.understanding.words import FILLERS, HEARD_AS, label_words, speech_words
 
 MENTION_TAGS = tuple(f"@{k}" for k in range(1, 9))  # objects: labels and pronouns
 PLACE_TAGS = tuple(f"#{k}" for k in range(1, 5))  # places of the map
@@ -179,11 +180,29 @@ def _apart(places: list, labels: list) -> tuple:
     return tuple(sorted(kept[1], key=lambda s: s[1])), tuple(sorted(kept[0], key=lambda s: s[1]))
 
 
+_BEFORE_A_NAME = frozenset({"the", "a", "an", "my", "our", "your", "this", "that", "to", "into", "in", "at", "from",
+                            "near", "by", "toward", "towards"})
+
+
+def _said_as_part_of_a_name(words: tuple, start: int, taken: set) -> bool:
+    """Whether the place mention at words[start] is only the end of a longer name said: a word before it that
+    no table knows, right after an article or a preposition ("the zorbix lab" with `lab` on the map names no
+    `lab`: every word said belongs to one name, docs/action_language.md 2.7.3). Adjectives, colours, numbers
+    and other mentions before it do not count ("the main lab", "the kitchen lab")."""
+    if start < 2 or start - 1 in taken:
+        return False
+    before, word = words[start - 2], words[start - 1]
+    return before in _BEFORE_A_NAME and word not in NEVER_A_LABEL and word not in COLOR_WORDS and \
+        word not in FILLERS and not word.isdigit()
+
+
 def hear(scene: Scene, utterance: str) -> Heard:
     """Normalise the utterance, find the map's places, the scene's labels and the pronouns in it, annotate it."""
     words = tuple(speech_words(utterance))
     places, spans = _apart(mention_spans(list(words), [p.name for p in scene.places], tolerant=True, every=True),
                            mention_spans(list(words), [o.label for o in scene.objects], tolerant=True, every=True))
+    taken = {k for _, start, end in places + spans for k in range(start, end)}
+    places = tuple(place for place in places if not _said_as_part_of_a_name(words, place[1], taken))
     taken = {k for _, start, end in places + spans for k in range(start, end)}
     pronouns = tuple(pronoun_spans(list(words), taken))
     return Heard(words, spans, places, pronouns, tuple(_annotated(words, spans, places, pronouns)))

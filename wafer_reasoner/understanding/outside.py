@@ -18,7 +18,6 @@ whether the words license a plan's motion, not what the request is.
 from __future__ import annotations
 
 import re
-from difflib import SequenceMatcher
 
 from wafer_reasoner.understanding.clauses import LEAD_INS, SERIAL, WORDS, scene_names, split_clauses
 from wafer_reasoner.understanding.lexicon import (
@@ -33,6 +32,7 @@ from wafer_reasoner.understanding.lexicon import (
     NEVER_A_LABEL,
     NO_DIRECT_OBJECT_VERBS,
     OTHER_PEOPLE,
+    OTHER_VERBS,
     POLITENESS,
     PRONOUNS,
     QUESTION_WORDS,
@@ -47,18 +47,33 @@ _QUESTION_OPENERS = QUESTION_WORDS | {"is", "are", "was", "were", "does", "did",
                                       "doesn't", "what's", "where's", "who's", "how's", "when's", "why's"}
 
 
+_VERB_WORDS = COMMAND_VERBS | OTHER_VERBS | {"do", "does", "did", "can", "could", "will", "would", "should"}
 _SUBJECT_PRONOUNS = frozenset({"i", "we", "you", "he", "she", "they", "it"})
 _STATEMENT_AFTER_VERB = frozenset({"for", "to", "in", "on", "at", "from", "with", "because", "so", "very", "too",
                                    "not", "just", "really", "already", "still"})
 
 
+_FIRST_SENTENCE = re.compile(r"[^.!?]*[.!?]?")
+
+
+def _exclaims(part: str, index: int) -> bool:
+    """Whether the question word at word ``index`` opens an exclamation: its sentence ends with "." or "!" and
+    says no verb after it ("Ugh, what weather.", "how lovely!")."""
+    sentence = _FIRST_SENTENCE.match(part).group(0).rstrip()
+    after = WORDS.findall(sentence.lower())[index + 1:]
+    return sentence.endswith((".", "!")) and bool(after) and not any(
+        word in _QUESTION_OPENERS or word in _VERB_WORDS or "'" in word for word in after)
+
+
 def is_question(part: str) -> bool:
     """Whether a part asks rather than commands: it opens (after lead-ins such as "okay" or "first") with a
     question word or an auxiliary ("is the cup clean", "where is my phone", "have you seen the keys").
-    "could you / can you / would you ..." and "is possible to ..." are requests, not questions. Questions are
-    outside the language."""
+    "could you / can you / would you ..." and "is possible to ..." are requests, not questions, and "what
+    weather." an exclamation. Questions are outside the language."""
     words = WORDS.findall(part.lower())
     for index, word in enumerate(words[:5]):
+        if word in ("what", "how") and _exclaims(part, index):
+            return False
         if word in QUESTION_WORDS and words[index + 1:index + 2] and words[index + 1] in _SUBJECT_PRONOUNS and \
                 not part.rstrip().endswith("?"):
             return False  # "when I was a girl, ...", "what I need is the cup": a clause that tells, no question
@@ -82,13 +97,20 @@ _OBJECT_STARTS = DETERMINERS | PRONOUNS | COLOR_WORDS | {"to", "into", "onto", "
 # around")
 _DIRECT_OBJECT = (DETERMINERS - {"some", "any", "each", "every", "all", "both"}) | {"it", "them"}
 _SENDS_SOMEWHERE = frozenset({"to", "into", "onto"})
-MISHEARD_RATIO = 0.75  # a word this close to a command verb may be that verb misheard
+def _one_letter_off(word: str, verb: str) -> bool:
+    """A letter dropped, added or two swapped ("fech", "bringg", "tunr"). A letter changed is not a slip: it
+    makes another word too often ("stack" for "stick", "pack" for "pick")."""
+    if abs(len(word) - len(verb)) == 1:
+        short, long_ = sorted((word, verb), key=len)
+        return any(long_[:k] + long_[k + 1:] == short for k in range(len(long_)))
+    return len(word) == len(verb) and any(
+        word[:k] + word[k + 1] + word[k] + word[k + 2:] == verb for k in range(len(word) - 1))
 
 
 def _misheard_command(word: str) -> bool:
-    """A one-letter slip of a command verb, as a recogniser makes them ("fech", "bringg", "tunr"; not "sprint")."""
-    return any(abs(len(word) - len(verb)) <= 1 and SequenceMatcher(None, word, verb).ratio() >= MISHEARD_RATIO
-               for verb in COMMAND_VERBS)
+    """A one-letter slip of a command verb of four letters or more, as a recogniser makes them ("fech", "bringg",
+    "tunr"; not "sprint", not "stack")."""
+    return any(len(verb) >= 4 and _one_letter_off(word, verb) for verb in COMMAND_VERBS)
 
 
 def _unknown_verb(word: str, following: str, names, place_words=frozenset()) -> bool:
@@ -165,6 +187,7 @@ def waits_without_duration(part: str) -> bool:
 
 _NAMED_AFTER = frozenset({"to", "follow", "give", "hand", "for", "help", "with", "tell", "call", "find", "fetch"})
 _TO_A_PLACE = GO_VERBS | COME_VERBS | {"me", "us", "way", "over", "back", "up", "down", "it", "them"}
+_HANDING = frozenset({"give", "hand", "pass"})  # "give it to Sam": these verbs send a thing to a person, not a place
 _CAPITALISED = re.compile(r"(?<=[a-z,] )([A-Z][a-z]+)\b")  # a capital inside a sentence: a name
 
 
@@ -187,11 +210,39 @@ def names_someone_else(part: str, names=frozenset()) -> bool:
     for match in _CAPITALISED.finditer(part):
         word = match.group(1).lower()
         before = WORDS.findall(part[:match.start()].lower())[-2:]
-        a_place = before[-1:] == ["to"] and (len(before) < 2 or before[0] in _TO_A_PLACE)  # "take me to Zorbin"
+        a_place = before[-1:] == ["to"] and (len(before) < 2 or before[0] in _TO_A_PLACE) and \
+            not _HANDING.intersection(words)  # "take me to Zorbin", "take it to Zorbin"; not "give it to Sam"
         if before and before[-1] in _NAMED_AFTER and not a_place and word not in names and \
                 word not in _KNOWN_OPENERS and word not in COMMAND_VERBS:
             return True
     return False
+
+
+# what the language does not have (docs/action_language.md 2.6): a self-correction of the thing meant ("bring me the
+# cup, no wait, the red one"), an apposition ("the sandwich, the one on the side table") and a relative clause ("the
+# book that is on the shelf")
+_SELF_CORRECTION = re.compile(r"[a-z],\s*(?:no,?\s+wait|wait,?\s+no|no|i mean|or rather|sorry|actually)\b[\s,]+"
+                              r"(?:the|a|an|that|this|my)\s", re.IGNORECASE)
+_APPOSITION = re.compile(r"[a-z],\s*(?:the|that) one\b", re.IGNORECASE)
+_RELATIVE = re.compile(r"\b([a-z]+)\s+(?:that|which|who)\s+(?:is|are|was|were|sits|lies|stands|i|you|we)\b",
+                       re.IGNORECASE)
+_NOT_A_COLOUR_HERE = frozenset({"dark", "light"})  # "the desk light", "the lamp light": part of a name
+
+
+def _colour_after_label(words: list, label_words) -> bool:
+    """A colour said after a label at the end of the phrase ("pick up the mug blue"), not a name that ends with
+    a colour word ("the desk light")."""
+    return any(word in label_words and following in COLOR_WORDS and following not in _NOT_A_COLOUR_HERE and
+               following not in label_words and (not rest or rest[0] in POLITENESS or rest[0] in {"and", "then"})
+               for word, following, rest in ((words[k], words[k + 1], words[k + 2:]) for k in range(len(words) - 1)))
+
+
+def says_what_language_lacks(part: str, label_words=frozenset()) -> bool:
+    """Whether a part refers to its object in a way the language does not have: a self-correction, an
+    apposition, a relative clause after a noun or a colour after the label."""
+    relative = any(match.group(1).lower() not in NEVER_A_LABEL for match in _RELATIVE.finditer(part))
+    return bool(_SELF_CORRECTION.search(part) or _APPOSITION.search(part)) or relative or \
+        _colour_after_label(WORDS.findall(part.lower()), label_words)
 
 
 def says_a_manner(part: str, names=frozenset()) -> bool:
@@ -215,5 +266,5 @@ def refused_without_model(scene, utterance: str) -> bool:
     place_words = frozenset(word for place in scene.places for word in place.name.split("_"))
     return is_question(utterance) or any(
         asks_outside(part, names, place_words) or names_someone_else(part, names) or waits_without_duration(part)
-        or says_a_manner(part, names) or turns_a_vague_amount(part)
+        or says_a_manner(part, names) or turns_a_vague_amount(part) or says_what_language_lacks(part, names)
         for part in split_clauses(utterance, names))

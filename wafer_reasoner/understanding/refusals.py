@@ -101,11 +101,26 @@ def _in_name_position(words: list, start: int, end: int, after_tag: bool) -> boo
     return before in _LOOSELY_BEFORE and after not in DETERMINERS
 
 
+_SOURCES = frozenset({"from", "off"})  # locators that never send a thing anywhere: "the mug from the garage"
+
+
+def _after_a_source(words: list, start: int) -> bool:
+    """Whether words[start] names where a thing is taken from ("the mug from the garage", "the plate off the
+    counter"): a locator's anchor, which the refusal never names; the thing asked for is what is not found
+    (docs/action_language.md 2.6, "A missing locator target")."""
+    index = start - 1
+    while index >= 0 and (words[index] in _DESCRIBING):
+        index -= 1
+    return index >= 0 and words[index] in _SOURCES
+
+
 def _phrases(words: list, after_tag: bool) -> set:
     """Phrases of ``words`` that can name a thing and stand where a name stands: at each start the longest one
-    ("the zorbix lab" names a zorbix lab, not a zorbix)."""
+    ("the zorbix lab" names a zorbix lab, not a zorbix); never a source's anchor."""
     phrases = set()
     for start in range(len(words)):
+        if _after_a_source(words, start):
+            continue
         for n in range(min(MAX_LABEL_WORDS, len(words) - start), 0, -1):
             if _in_name_position(words, start, start + n, after_tag) and \
                     can_name(words[start:start + n], start > 0 and words[start - 1] in _DESCRIBING):
