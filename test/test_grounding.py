@@ -261,6 +261,8 @@ def test_a_place_said_with_a_word_before_it_that_no_table_knows_is_not_that_plac
     assert hear(scene, "go to the zorbix lab").places == ()  # every word said belongs to one name (2.7.3)
     assert [name for name, _, _ in hear(scene, "go to the main lab").places] == ["lab"]  # an adjective
     assert [name for name, _, _ in hear(scene, "go to the zorbix hall").places] == ["zorbix_hall"]
+    assert hear(scene, "go to the lab 2").places == ()  # a number more: another place (2.7.4)
+    assert [name for name, _, _ in hear(scene, "wait in the lab 5 seconds").places] == ["lab"]  # a quantity
 
 
 @pytest.mark.parametrize("say", [

@@ -86,6 +86,10 @@ _IDIOMS = (
     (re.compile(r"\bkeep\s+up\s+with\s+(me|us)\b", re.IGNORECASE), r"follow \1"),
     (re.compile(r"\bon\s+(?:the\s+)?top\s+of\b", re.IGNORECASE), "on"),  # "set it on top of the sofa"
     (re.compile(r"\bgimme\b", re.IGNORECASE), "give me"),
+    # the speaker may speak for several ("bring us the jug"): the one who receives is still the speaker
+    (re.compile(r"\b(bring|give|hand|pass|get|fetch|grab|deliver)\s+us\b", re.IGNORECASE), r"\1 me"),
+    # "go down stairs" is "go downstairs", a manner of motion (2.5); "down the stairs" stays
+    (re.compile(r"\b(up|down)\s+stairs\b", re.IGNORECASE), r"\1stairs"),
     # "take the plate off the counter" takes it from there (2.4): "off" is where it is, as "from" (after "take",
     # "off" also reads as "take off", which the model took for a put)
     (re.compile(r"\b(tak(?:e|ing)\s+(?:the|a|an|my|your|this|that)\s+(?:[a-z]+\s+){0,3}?)off\s+"
@@ -202,10 +206,12 @@ def _topic_first(sentence: str) -> bool:
 
 
 def _tells(words: list) -> bool:
-    """Whether words (a comma chunk, after its openers) only tell: a subject first, or a telling verb early
-    ("my feet are so cold", "the physio says ...", "the drone frame needs gluing")."""
+    """Whether words (a comma chunk, after its openers) only tell: a subject first, a telling verb early ("my
+    feet are so cold", "the physio says ...", "the drone frame needs gluing") or "'s" for "is" / "has" after the
+    subject ("the other one's dead")."""
     return bool(words) and words[0] not in _VERBS and (
-        words[0] in _SUBJECTS or bool(_TELLING_VERBS.intersection(words[:_TELLING_REACH])))
+        words[0] in _SUBJECTS or bool(_TELLING_VERBS.intersection(words[:_TELLING_REACH])) or
+        any(word.endswith("'s") for word in words[1:3]))  # "the other one's dead", "my dad's been ..."
 
 
 def _aside(chunk: str, names=frozenset()) -> bool:

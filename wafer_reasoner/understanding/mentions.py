@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from wafer_reasoner.planner.scene import Scene
 from wafer_reasoner.understanding.lexicon import COLOR_WORDS, NEVER_A_LABEL
-from wafer_reasoner.understanding.words import FILLERS, HEARD_AS, label_words, speech_words
+from wafer_reasoner.understanding.words import FILLERS, HEARD_AS, UNIT_WORDS, label_words, speech_words
 
 MENTION_TAGS = tuple(f"@{k}" for k in range(1, 9))  # objects: labels and pronouns
 PLACE_TAGS = tuple(f"#{k}" for k in range(1, 5))  # places of the map
@@ -184,16 +184,28 @@ _BEFORE_A_NAME = frozenset({"the", "a", "an", "my", "our", "your", "this", "that
                             "near", "by", "toward", "towards"})
 
 
-def _said_as_part_of_a_name(words: tuple, start: int, taken: set) -> bool:
-    """Whether the place mention at words[start] is only the end of a longer name said: a word before it that
-    no table knows, right after an article or a preposition ("the zorbix lab" with `lab` on the map names no
-    `lab`: every word said belongs to one name, docs/action_language.md 2.7.3). Adjectives, colours, numbers
-    and other mentions before it do not count ("the main lab", "the kitchen lab")."""
-    if start < 2 or start - 1 in taken:
-        return False
-    before, word = words[start - 2], words[start - 1]
-    return before in _BEFORE_A_NAME and word not in NEVER_A_LABEL and word not in COLOR_WORDS and \
-        word not in FILLERS and not word.isdigit()
+def _a_word_of_another_name(word: str) -> bool:
+    """A word no table knows, which can only be part of a name said ("zorbix", "jack"): no function word, verb,
+    adjective, colour, filler or number."""
+    return word not in NEVER_A_LABEL and word not in COLOR_WORDS and word not in FILLERS and not word.isdigit()
+
+
+def _said_as_part_of_a_name(words: tuple, span: tuple, taken: set) -> bool:
+    """Whether a place mention (name, start, end) is only part of a longer name said, so it names no place of
+    the map (every word said belongs to one name, docs/action_language.md 2.7.3 and 2.9):
+    - a place after a word no table knows, right after an article or a preposition ("the zorbix lab" with `lab`
+      on the map); adjectives, colours, numbers and other mentions before it do not count ("the main lab");
+    - a place without a number before a number that is no quantity ("server room 2" is no `server_room`).
+    Other words after a name are not read so: people say too much there ("the ball pretty please", "two me")."""
+    name, start, end = span
+    if start >= 2 and start - 1 not in taken and words[start - 2] in _BEFORE_A_NAME and \
+            _a_word_of_another_name(words[start - 1]):
+        return True
+    digits = end
+    while digits < len(words) and words[digits].isdigit():
+        digits += 1
+    return digits > end and not any(ch.isdigit() for ch in name) and \
+        (digits == len(words) or words[digits] not in UNIT_WORDS)
 
 
 def hear(scene: Scene, utterance: str) -> Heard:
@@ -202,7 +214,7 @@ def hear(scene: Scene, utterance: str) -> Heard:
     places, spans = _apart(mention_spans(list(words), [p.name for p in scene.places], tolerant=True, every=True),
                            mention_spans(list(words), [o.label for o in scene.objects], tolerant=True, every=True))
     taken = {k for _, start, end in places + spans for k in range(start, end)}
-    places = tuple(place for place in places if not _said_as_part_of_a_name(words, place[1], taken))
+    places = tuple(place for place in places if not _said_as_part_of_a_name(words, place, taken))
     taken = {k for _, start, end in places + spans for k in range(start, end)}
     pronouns = tuple(pronoun_spans(list(words), taken))
     return Heard(words, spans, places, pronouns, tuple(_annotated(words, spans, places, pronouns)))
