@@ -228,6 +228,26 @@ def test_what_the_language_lacks_is_known_without_the_model(part, lacks):
                                                              "light"})) is lacks
 
 
+@pytest.mark.parametrize(("part", "refused"), [
+    ("move the chair", True),  # a put with no destination
+    ("could you move it", True),
+    ("move the box over here", True),  # no row of the contract
+    ("move the chair to the kitchen", False),
+    ("move to the chair", False),
+    ("move over to the lounge", False),
+])
+def test_move_with_an_object_needs_a_destination(part, refused):
+    assert outside.asks_outside(part) is refused
+
+
+@pytest.mark.parametrize(("part", "refused"), [
+    ("turn around three times", True), ("spin around twice", True), ("turn left 90 degrees 2 times", True),
+    ("turn around", False), ("turn left 90 degrees", False),
+])
+def test_a_turn_said_again_is_not_in_the_language(part, refused):
+    assert outside.turns_a_vague_amount(part) is refused
+
+
 def test_it_never_means_a_thing_its_own_part_names():
     scene = Scene(objects=(SceneObject("bottle_1", "bottle", "", 1.0, 0.0),
                            SceneObject("sink_1", "sink", "", 2.0, 0.0)))

@@ -161,6 +161,11 @@ _NAMES = frozenset({"cake", "box", "wrench", "stapler", "remote", "cup", "kitche
     ("go down stairs", "go downstairs"),  # a manner of motion, refused later
     # an aside with "'s" for "is" after the request tells
     ("Get me the cup, the other one's cracked.", "Get me the cup"),
+    # a command taken back inside the sentence: the correction alone
+    ("Go to the garage, no, go to the office instead.", "go to the office."),
+    ("bring me the cup, actually, bring me the mug", "bring me the mug"),
+    ("Have a look for my keys.", "look for my keys."),
+    ("bring me the cup, no rush", "bring me the cup"),  # no hurry asked for is no manner
 ])
 def test_only_what_asks_is_planned(said, asked):
     assert what_is_asked(said, _NAMES) == asked
@@ -174,6 +179,7 @@ def test_only_what_asks_is_planned(said, asked):
     "hold on to the rail",  # no duration: not a wait said another way
     "put it down",  # no destination: refused later (2.5), not made a put
     "turn off the lamp",  # "off" after a device verb is no source
+    "bring me the cup, no wait, the red one",  # a self-correction with no command: refused later (2.6)
 ])
 def test_what_bears_on_the_request_stays(said):
     assert what_is_asked(said, _NAMES) == said

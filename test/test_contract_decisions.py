@@ -1,5 +1,6 @@
-"""The shipped planner on the decisions of docs/action_language.md sections 2.7 and 2.8 (questions blind sets C's
-and D's authors left open): one scene, each decision's example and the plan the contract gives."""
+"""The shipped planner on the decisions of docs/action_language.md sections 2.7-2.10 (questions the authors of
+blind sets C, D and E left open, and the rules written after reading D): one scene, each decision's example (in
+wordings of our own where a set gave one) and the plan the contract gives."""
 
 import pytest
 
@@ -91,4 +92,38 @@ GREY_MUG = (("mug_1", "mug", "grey", -1.0, 3.0), ("mug_2", "mug", "white", -3.0,
     ((), "would you be so kind as to bring me the cup", BRING_CUP),
 ])
 def test_the_planner_follows_the_questions_decided_after_blind_set_d(model, extra, say, plan):
+    assert model.generate(scene(extra), say).text == plan
+
+
+REMOTE = (("remote_1", "remote", "black", -1.0, -1.0), ("chair_1", "chair", "blue", -2.0, 1.0),
+          ("specs_1", "specs", "black", 2.0, -2.0))
+FIND_REMOTE = "navigate(obj:remote_1)"
+
+
+@pytest.mark.parametrize("extra, say, plan", [
+    ((), "fech me the cup", BRING_CUP),  # 2.9.1
+    ((), "stack the crates", "clarify(unsupported)"),
+    ((), "hold on a sec", "wait(1)"),  # 2.9.2
+    ((), "the kettle is boiling, honestly, could you start the dishwasher", "clarify(unsupported)"),  # 2.9.3
+    ((), "give the cup to her", "clarify(unsupported)"),  # 2.9.4
+    ((), "bring me the hammer from the attic", "clarify(not_found:hammer)"),  # 2.9.6
+    ((), "bring me the cup that is on the crate", "clarify(unsupported)"),  # 2.9.7
+    ((), "go to the chemistry lab", "clarify(not_found:chemistry_lab)"),  # 2.9.8
+    ((), "go to the kitchen, no, go to the lab instead", "navigate(place:lab)"),  # 2.10.3
+    ((), "come with me to the kitchen", "follow(person:user)"),  # 2.10.4
+    (REMOTE, "find me the remote", FIND_REMOTE),  # 2.10.5
+    (REMOTE, "have a look for my specs", "navigate(obj:specs_1)"),  # 2.10.8
+    ((), "wait half a minute", "wait(30)"),  # 2.10.10
+    ((), "hang on a sec", "wait(1)"),  # 2.10.11
+    ((), "spin around three times", "clarify(unsupported)"),  # 2.10.12
+    ((), "turn clockwise", "rotate(-90)"),  # 2.10.16
+    ((), "is the kitchen open? then wait 5 seconds", "clarify(unsupported)"),  # 2.10.17
+    ((), "Alexa, bring me the cup", BRING_CUP),  # 2.10.18
+    ((), "bring me the cup, there's a good lad", BRING_CUP),  # 2.10.19
+    ((), "go to the pantrie", "clarify(not_found:pantrie)"),  # 2.10.20
+    (REMOTE, "move the chair", "clarify(unsupported)"),  # 2.10.21
+    ((), "please go to kitchen", "navigate(place:kitchen)"),  # 2.10.22
+    ((), "bring me the cup, no rush", BRING_CUP),
+])
+def test_the_planner_follows_the_rules_after_blind_set_d_and_the_questions_of_blind_set_e(model, extra, say, plan):
     assert model.generate(scene(extra), say).text == plan

@@ -69,6 +69,7 @@ def test_plans_the_utterance_does_not_license_are_refused(say, plan):
     ("turn right", "rotate(-90)"),
     ("turn around", "rotate(180)"),
     ("wait a minute and a half", "wait(90)"),
+    ("hang on a second", "wait(1)"),
     ("turn left ninety degrees and wait five seconds", "rotate(90); wait(5)"),
     ("please stop", "stop()"),
     ("bring me the lamp", "clarify(ambiguous:lamp)"),  # only speaking is never refused here

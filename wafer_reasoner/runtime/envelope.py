@@ -41,7 +41,7 @@ FOLLOW_WORDS = lexicon.FOLLOW_VERBS | lexicon.COME_VERBS
 _ALONG_WORDS, _WITH_SPEAKER = frozenset({"walk", "stay", "keep"}), frozenset({"me", "us"})
 # a request: a verb of section 2.1 (with "weight", as a recogniser hears "wait"), or "I need / want / like / have",
 # "make your way", "keep up with me"
-REQUEST_WORDS = lexicon.COMMAND_VERBS | {"need", "want", "like", "have", "way", "weight", "keep"}
+REQUEST_WORDS = lexicon.COMMAND_VERBS | {"need", "want", "like", "have", "way", "weight", "keep", "hang"}  # hang on
 _DIRECTIONS = frozenset({"left", "right", "write", "clockwise", "counterclockwise", "anticlockwise"})  # "write": right
 _AROUND = frozenset({"around", "round"})
 USER = "user"

@@ -14,7 +14,7 @@ from pathlib import Path
 from wafer_reasoner.planner.scene import scene_from_dict
 
 BLIND_DIR = Path(__file__).resolve().parents[2] / "test" / "data" / "blind"
-BLIND_SETS = ("blind_a", "blind_b", "blind_c", "blind_d")
+BLIND_SETS = ("blind_a", "blind_b", "blind_c", "blind_d", "blind_e")
 
 
 def blind_path(name: str) -> Path:

@@ -68,6 +68,8 @@ _HEDGES = re.compile(
     r"(?:could|would|can|might)|"
     # urgency asks for no manner the robot cannot honour: it acts at once anyway (2.8)
     r"right away|straight away|immediately|at once|asap|"
+    # no hurry asked for is no manner either ("bring me the cup, no rush")
+    r"(?:there's |there is )?no (?:rush|hurry)|take your time|in your own time|"
     # a word that only softens, which the model never learnt inside a request ("would you kindly lift the basket")
     r"kindly)"
     r"\b[\s,]*",
@@ -86,6 +88,7 @@ _IDIOMS = (
     (re.compile(r"\bkeep\s+up\s+with\s+(me|us)\b", re.IGNORECASE), r"follow \1"),
     (re.compile(r"\bon\s+(?:the\s+)?top\s+of\b", re.IGNORECASE), "on"),  # "set it on top of the sofa"
     (re.compile(r"\bgimme\b", re.IGNORECASE), "give me"),
+    (re.compile(r"\bhave\s+a\s+look\s+(?=for|at|around)", re.IGNORECASE), "look "),  # "have a look for my specs"
     # the speaker may speak for several ("bring us the jug"): the one who receives is still the speaker
     (re.compile(r"\b(bring|give|hand|pass|get|fetch|grab|deliver)\s+us\b", re.IGNORECASE), r"\1 me"),
     # "go down stairs" is "go downstairs", a manner of motion (2.5); "down the stairs" stays
@@ -263,6 +266,23 @@ def _without_asides(sentence: str, names=frozenset()) -> str:
     return ",".join(chunk for k, chunk in enumerate(chunks) if kept(k, chunk))
 
 
+# a command taken back inside a sentence: "go to the kitchen, no, go to the office instead" (a bare "wait" may be
+# the command itself: "go to the kitchen, wait, turn left" is not read so)
+_TAKEN_BACK = re.compile(r",\s*(?:no wait|wait no|no|nope|sorry|actually|scratch that|i mean|or rather)\b[\s,]*",
+                         re.IGNORECASE)
+
+
+def _as_corrected(sentence: str) -> str:
+    """The sentence from its last correction on, when a command verb follows the correction ("go to the
+    kitchen, no, go to the office instead" -> "go to the office instead"); else the sentence."""
+    for match in reversed(list(_TAKEN_BACK.finditer(sentence))):
+        rest = sentence[match.end():]
+        words = _WORDS.findall(_opening(rest))
+        if words and words[0] in _VERBS:
+            return rest
+    return sentence
+
+
 def _without_discourse(sentence: str) -> str:
     """"No, go to the office instead." -> "go to the office.": the turn-of-talk words (and a purpose clause
     after the request: "..., so I can sign it") off a sentence that then opens with a command verb; any other
@@ -301,7 +321,8 @@ def what_is_asked(utterance: str, names=frozenset()) -> str:
     paused = _COLON.sub(". ", paused)  # "I was told to ask you: take the tote to goods in"
     sentences = [s for s in _SENTENCES.split(paused) if s.strip()]
     # why the person asks goes first: "so nobody trips on it" points at nothing the request needs
-    asking = [_without_discourse(_without_asides(_PURPOSE.sub("", s), names)) for k, s in enumerate(sentences)
+    asking = [_without_discourse(_without_asides(_as_corrected(_PURPOSE.sub("", s)), names))
+              for k, s in enumerate(sentences)
               if asks(s, names) or _names_what_follows(sentences, k, names)]
     if not asking or asking == sentences:
         return utterance if plain == utterance.strip() or not plain else plain

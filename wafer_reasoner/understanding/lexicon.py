@@ -80,6 +80,8 @@ MANNER_WORDS = frozenset({"quickly", "fast", "faster", "slowly", "slow", "slower
 MANNERS_REFUSED = MANNER_WORDS - {"immediately", "asap", "quick"}
 # a vague amount said with a turn ("turn left a bit"): less than the quarter turn "turn left" means, and no number
 VAGUE_AMOUNTS = frozenset({"bit", "little", "slightly", "tad", "touch", "smidge"})
+# a turn said again ("turn around twice", "spin three times"): the language turns once per step (2.6)
+REPEATS = frozenset({"twice", "thrice", "times"})
 PRONOUNS = frozenset({"it", "them", "they", "those", "these", "this", "that", "one", "ones"})
 PERSONAL = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "you", "your", "yours", "yourself",
                       "he", "him", "his", "she", "her", "hers", "their", "theirs"})

@@ -24,6 +24,7 @@ from wafer_reasoner.understanding.lexicon import (
     COLOR_WORDS,
     COME_VERBS,
     COMMAND_VERBS,
+    DESTINATION_WORDS,
     DETERMINERS,
     DEVICE_VERBS,
     GO_VERBS,
@@ -36,6 +37,7 @@ from wafer_reasoner.understanding.lexicon import (
     POLITENESS,
     PRONOUNS,
     QUESTION_WORDS,
+    REPEATS,
     TITLES,
     TURN_VERBS,
     UNSUPPORTED_VERBS,
@@ -97,6 +99,7 @@ _OBJECT_STARTS = DETERMINERS | PRONOUNS | COLOR_WORDS | {"to", "into", "onto", "
 # around")
 _DIRECT_OBJECT = (DETERMINERS - {"some", "any", "each", "every", "all", "both"}) | {"it", "them"}
 _SENDS_SOMEWHERE = frozenset({"to", "into", "onto"})
+_DESTINATIONS = DESTINATION_WORDS - {"over"}  # "move the box over here" is no row of 2.1
 def _one_letter_off(word: str, verb: str) -> bool:
     """A letter dropped, added or two swapped ("fech", "bringg", "tunr"). A letter changed is not a slip: it
     makes another word too often ("stack" for "stick", "pack" for "pick")."""
@@ -131,6 +134,8 @@ def _verb_outside(word: str, following: list, label_words) -> bool:
         return False
     if word in UNSUPPORTED_VERBS:
         return not (word == "make" and following[:1] and following[0] in MAKE_WAY)
+    if word == "move" and following:  # "move the chair": a put with no destination (2.5), not "move to the chair"
+        return following[0] in _DIRECT_OBJECT and not _DESTINATIONS.intersection(following[1:])
     if word in NO_DIRECT_OBJECT_VERBS and following:
         if word in DEVICE_VERBS:  # "turn the fan down", "switch on the lamp", "turn it off"
             return following[0] in _DIRECT_OBJECT or (following[0] in ("on", "off", "up", "down") and
@@ -154,7 +159,7 @@ def asks_outside(part: str, label_words=frozenset(), place_words=frozenset()) ->
     to me" with an iron in view)."""
     words = WORDS.findall(part.lower())
     for index, word in enumerate(words[:6]):
-        if word in UNSUPPORTED_VERBS or word in NO_DIRECT_OBJECT_VERBS:
+        if word in UNSUPPORTED_VERBS or word in NO_DIRECT_OBJECT_VERBS or word == "move":
             return _verb_outside(word, words[index + 1:], label_words)
         if _unknown_verb(word, "".join(words[index + 1:index + 2]), label_words, place_words):
             return True
@@ -253,10 +258,13 @@ def says_a_manner(part: str, names=frozenset()) -> bool:
 
 def turns_a_vague_amount(part: str) -> bool:
     """Whether a part asks to turn by an amount it does not say ("turn left a bit", "rotate a little to the
-    right"): no number is invented, and "left" alone would mean a quarter turn, more than was asked (2.8)."""
+    right"): no number is invented, and "left" alone would mean a quarter turn, more than was asked (2.8); or to
+    turn again and again ("turn around twice", "spin three times"), which the language has no step for (2.6)."""
     words = speech_words(part)
-    return bool(TURN_VERBS.intersection(words)) and bool(VAGUE_AMOUNTS.intersection(words)) and \
-        not any(word.isdigit() for word in words)
+    if not TURN_VERBS.intersection(words):
+        return False
+    return bool(REPEATS.intersection(words)) or (
+        bool(VAGUE_AMOUNTS.intersection(words)) and not any(word.isdigit() for word in words))
 
 
 def refused_without_model(scene, utterance: str) -> bool:
