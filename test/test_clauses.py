@@ -228,7 +228,30 @@ def test_what_the_language_lacks_is_known_without_the_model(part, lacks):
                                                              "light"})) is lacks
 
 
+@pytest.mark.parametrize("part", ["don't go to the kitchen", "please do not touch the kettle",
+                                  "never pick up the knife", "robot, don't move"])
+def test_a_command_said_negated_is_refused(part):
+    assert outside.negates_a_command(part)
+
+
+def test_a_request_is_no_negation():
+    assert not outside.negates_a_command("bring me the cup, I don't need the plate")
+    assert not outside.negates_a_command("go to the kitchen")
+
+
+@pytest.mark.parametrize("part", ["watch the kettle", "stack the boxes", "start the dishwasher", "wrap the pallet",
+                                  "water the plants"])
+def test_chores_are_refused_even_when_the_verb_names_a_thing_in_view(part):
+    assert outside.asks_outside(part, frozenset({"wrap", "water", "watch", "kettle", "pallet", "plants"}))
+
+
+def test_a_word_that_names_a_thing_in_view_is_no_chore_verb_before_a_comma():
+    assert not outside.asks_outside("water, bring it to me", frozenset({"water"}))
+
+
 @pytest.mark.parametrize(("part", "refused"), [
+    ("leave the mug", True), ("set the cup", True), ("put it here", True), ("put the cup away", True),
+    ("leave the mug on the table", False), ("set the cup down on the tray", False),
     ("move the chair", True),  # a put with no destination
     ("could you move it", True),
     ("move the box over here", True),  # no row of the contract

@@ -166,6 +166,7 @@ _NAMES = frozenset({"cake", "box", "wrench", "stapler", "remote", "cup", "kitche
     ("bring me the cup, actually, bring me the mug", "bring me the mug"),
     ("Have a look for my keys.", "look for my keys."),
     ("bring me the cup, no rush", "bring me the cup"),  # no hurry asked for is no manner
+    ("Don't forget to bring me the cup.", "bring me the cup."),  # a reminder, no negation
 ])
 def test_only_what_asks_is_planned(said, asked):
     assert what_is_asked(said, _NAMES) == asked

@@ -70,6 +70,8 @@ _HEDGES = re.compile(
     r"right away|straight away|immediately|at once|asap|"
     # no hurry asked for is no manner either ("bring me the cup, no rush")
     r"(?:there's |there is )?no (?:rush|hurry)|take your time|in your own time|"
+    # a negation that only reminds ("don't forget to bring the cup") asks for the verb after it
+    r"(?:don't|dont|do not) forget to|"
     # a word that only softens, which the model never learnt inside a request ("would you kindly lift the basket")
     r"kindly)"
     r"\b[\s,]*",

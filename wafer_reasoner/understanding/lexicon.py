@@ -51,7 +51,16 @@ UNSUPPORTED_VERBS = frozenset({
     "push", "pull", "press", "lock", "unlock", "count", "buy", "sell", "tidy", "load", "unload", "squeeze",
     "rinse", "bake", "fry", "microwave", "climb", "crawl", "swim", "sleep", "wake", "remind", "dim", "brighten",
     "shut", "help", "make", "sit",
+    # handling, watching and chores (sixth session): "stack the boxes", "watch the kettle", "start the dishwasher"
+    "watch", "monitor", "guard", "inspect", "measure", "sort", "arrange", "organise", "organize", "unpack", "wrap",
+    "pack", "hang", "spray", "stack", "start", "empty", "check", "run",
 })
+# verbs that put a thing somewhere only with a destination (docs/action_language.md 2.5: "drop it", "put it down"
+# and "put it here" have none; 2.10.21: "move the chair")
+NEEDS_DESTINATION = frozenset({"put", "place", "set", "drop", "leave", "lay", "stick", "move"})
+# a command said negated ("don't go to the kitchen", "never touch the kettle"): nothing in the language undoes or
+# forbids an action, and acting on the words left would do what was forbidden
+NEGATIONS = frozenset({"don't", "dont", "never", "do not"})
 # "make your way to the dock" is the one way "make" opens a command the language has (section 2.1: go)
 MAKE_WAY = frozenset({"your", "my", "its", "their"})
 # verbs the language has only without a direct object ("turn left", "drive to the dock", "walk over here"); with

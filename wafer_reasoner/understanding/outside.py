@@ -30,6 +30,8 @@ from wafer_reasoner.understanding.lexicon import (
     GO_VERBS,
     MAKE_WAY,
     MANNERS_REFUSED,
+    NEEDS_DESTINATION,
+    NEGATIONS,
     NEVER_A_LABEL,
     NO_DIRECT_OBJECT_VERBS,
     OTHER_PEOPLE,
@@ -130,11 +132,11 @@ def _unknown_verb(word: str, following: str, names, place_words=frozenset()) -> 
 def _verb_outside(word: str, following: list, label_words) -> bool:
     """A verb the language never does ("wash"; "make" but for "make your way"), or one it has only without a
     direct object that has one ("turn the fan down", "switch on the lamp", "drive the forklift")."""
-    if word in label_words:
-        return False
+    if word in label_words and not (following[:1] and following[0] in _DIRECT_OBJECT):
+        return False  # "the iron, bring it to me"; but "water the plants", "wrap the pallet" with water, wrap in view
     if word in UNSUPPORTED_VERBS:
         return not (word == "make" and following[:1] and following[0] in MAKE_WAY)
-    if word == "move" and following:  # "move the chair": a put with no destination (2.5), not "move to the chair"
+    if word in NEEDS_DESTINATION and following:  # "move the chair", "leave the mug": a put with no destination (2.5)
         return following[0] in _DIRECT_OBJECT and not _DESTINATIONS.intersection(following[1:])
     if word in NO_DIRECT_OBJECT_VERBS and following:
         if word in DEVICE_VERBS:  # "turn the fan down", "switch on the lamp", "turn it off"
@@ -159,7 +161,7 @@ def asks_outside(part: str, label_words=frozenset(), place_words=frozenset()) ->
     to me" with an iron in view)."""
     words = WORDS.findall(part.lower())
     for index, word in enumerate(words[:6]):
-        if word in UNSUPPORTED_VERBS or word in NO_DIRECT_OBJECT_VERBS or word == "move":
+        if word in UNSUPPORTED_VERBS or word in NO_DIRECT_OBJECT_VERBS or word in NEEDS_DESTINATION:
             return _verb_outside(word, words[index + 1:], label_words)
         if _unknown_verb(word, "".join(words[index + 1:index + 2]), label_words, place_words):
             return True
@@ -250,6 +252,13 @@ def says_what_language_lacks(part: str, label_words=frozenset()) -> bool:
         _colour_after_label(WORDS.findall(part.lower()), label_words)
 
 
+def negates_a_command(part: str) -> bool:
+    """Whether a part, after politeness, forbids rather than asks ("please don't go to the kitchen", "never touch
+    the kettle"): the language has no step for it."""
+    words = [word for word in WORDS.findall(part.lower()) if word not in POLITENESS]
+    return bool(words) and (words[0] in NEGATIONS or " ".join(words[:2]) in NEGATIONS)
+
+
 def says_a_manner(part: str, names=frozenset()) -> bool:
     """Whether a part asks for a manner of motion the robot cannot honour ("nice and slow navigate to the server
     room", "carefully can I have the mug", "go upstairs"), said as no name of a thing in view ("the slow cooker")."""
@@ -275,4 +284,5 @@ def refused_without_model(scene, utterance: str) -> bool:
     return is_question(utterance) or any(
         asks_outside(part, names, place_words) or names_someone_else(part, names) or waits_without_duration(part)
         or says_a_manner(part, names) or turns_a_vague_amount(part) or says_what_language_lacks(part, names)
+        or negates_a_command(part)
         for part in split_clauses(utterance, names))
