@@ -234,6 +234,14 @@ def test_a_command_said_negated_is_refused(part):
     assert outside.negates_a_command(part)
 
 
+@pytest.mark.parametrize(("said", "nothing"), [
+    ("the mug, please", True), ("over here please", True), ("Vai in cucina per favore", True),
+    ("the cup, bring it to me", False), ("I need the stapler", False), ("hang on a second", False),
+])
+def test_without_a_request_word_nothing_is_asked(said, nothing):
+    assert outside.asks_nothing(said) is nothing
+
+
 def test_a_request_is_no_negation():
     assert not outside.negates_a_command("bring me the cup, I don't need the plate")
     assert not outside.negates_a_command("go to the kitchen")

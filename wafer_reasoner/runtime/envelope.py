@@ -39,9 +39,6 @@ COME_WORDS = lexicon.COME_VERBS | {"here"}
 # following: a follow, come, walk, stay or keep verb with "me", "us" or "along" ("follow me", "come along")
 FOLLOW_WORDS = lexicon.FOLLOW_VERBS | lexicon.COME_VERBS
 _ALONG_WORDS, _WITH_SPEAKER = frozenset({"walk", "stay", "keep"}), frozenset({"me", "us"})
-# a request: a verb of section 2.1 (with "weight", as a recogniser hears "wait"), or "I need / want / like / have",
-# "make your way", "keep up with me"
-REQUEST_WORDS = lexicon.COMMAND_VERBS | {"need", "want", "like", "have", "way", "weight", "keep", "hang"}  # hang on
 _DIRECTIONS = frozenset({"left", "right", "write", "clockwise", "counterclockwise", "anticlockwise"})  # "write": right
 _AROUND = frozenset({"around", "round"})
 USER = "user"
@@ -117,7 +114,7 @@ def breach(steps, scene: Scene, utterance: str) -> str:
     if not steps or is_clarification(steps) or all(isinstance(step, Stop) for step in steps):
         return ""
     allowed = licence(scene, utterance)
-    if not REQUEST_WORDS & allowed.words:
+    if not lexicon.REQUEST_WORDS & allowed.words:
         return "I didn't hear a request I can act on."
     if allowed.too_long:
         return "That number is too long for me to plan with."

@@ -40,6 +40,7 @@ from wafer_reasoner.understanding.lexicon import (
     PRONOUNS,
     QUESTION_WORDS,
     REPEATS,
+    REQUEST_WORDS,
     TITLES,
     TURN_VERBS,
     UNSUPPORTED_VERBS,
@@ -276,12 +277,18 @@ def turns_a_vague_amount(part: str) -> bool:
         bool(VAGUE_AMOUNTS.intersection(words)) and not any(word.isdigit() for word in words))
 
 
+def asks_nothing(utterance: str) -> bool:
+    """Whether no word of the utterance makes a request ("the mug, please", "over here please"): the envelope
+    would refuse any plan that moves (docs/action_language.md 4.1), so the planner refuses first."""
+    return not REQUEST_WORDS.intersection(speech_words(utterance))
+
+
 def refused_without_model(scene, utterance: str) -> bool:
-    """A question, or a part asking for what the language cannot do, about someone else than the speaker or
-    for a wait without a duration: ``clarify(unsupported)`` without the model."""
+    """A question, an utterance with no request word, or a part asking for what the language cannot do, about
+    someone else than the speaker or for a wait without a duration: ``clarify(unsupported)`` without the model."""
     names = scene_names(scene)
     place_words = frozenset(word for place in scene.places for word in place.name.split("_"))
-    return is_question(utterance) or any(
+    return is_question(utterance) or asks_nothing(utterance) or any(
         asks_outside(part, names, place_words) or names_someone_else(part, names) or waits_without_duration(part)
         or says_a_manner(part, names) or turns_a_vague_amount(part) or says_what_language_lacks(part, names)
         or negates_a_command(part)
