@@ -157,10 +157,10 @@ def test_a_misheard_verb_or_a_name_first_does_not(part):
 
 def test_a_word_that_names_a_place_on_the_map_is_no_verb():
     scene = Scene(objects=(SceneObject("cup_1", "cup", "", 1.0, 0.0),), places=())
-    assert outside.refused_without_model(scene, "scullery the cup")
+    assert outside.refused_without_model(scene, "scullery the cup, grab it")
     from wafer_reasoner.planner.scene import NamedPlace
     mapped = Scene(objects=scene.objects, places=(NamedPlace("scullery", 2.0, 0.0),))
-    assert not outside.refused_without_model(mapped, "scullery the cup")
+    assert not outside.refused_without_model(mapped, "scullery the cup, grab it")
 
 
 @pytest.mark.parametrize("said, question", [("what's your name robot?", True), ("where's my phone", True),
