@@ -167,6 +167,10 @@ _NAMES = frozenset({"cake", "box", "wrench", "stapler", "remote", "cup", "kitche
     ("Have a look for my keys.", "look for my keys."),
     ("bring me the cup, no rush", "bring me the cup"),  # no hurry asked for is no manner
     ("Don't forget to bring me the cup.", "bring me the cup."),  # a reminder, no negation
+    ("Would you keep an eye on the soup?", "Would you watch the soup?"),  # a chore, refused later
+    ("move the box under the table", "pick up the box under the table"),  # a locator after move (2.8.12)
+    ("move the box under the table to the shed", "move the box under the table to the shed"),
+    ("Hand me the cup, I mean the mug.", "Hand me the cup, I mean the mug."),  # a correction stays, refused later
 ])
 def test_only_what_asks_is_planned(said, asked):
     assert what_is_asked(said, _NAMES) == asked

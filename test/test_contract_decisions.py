@@ -124,6 +124,8 @@ FIND_REMOTE = "navigate(obj:remote_1)"
     (REMOTE, "move the chair", "clarify(unsupported)"),  # 2.10.21
     ((), "please go to kitchen", "navigate(place:kitchen)"),  # 2.10.22
     ((), "bring me the cup, no rush", BRING_CUP),
+    ((), "please stop", "stop()"),  # obeyed at once, as runtime/query.answer does (section 4)
+    ((), "stop following me", "stop()"),
 ])
 def test_the_planner_follows_the_rules_after_blind_set_d_and_the_questions_of_blind_set_e(model, extra, say, plan):
     assert model.generate(scene(extra), say).text == plan

@@ -34,12 +34,14 @@ from wafer_reasoner.planner.scene import shown
 from wafer_reasoner.planner.syntax import MAX_STEPS, SEPARATOR
 from wafer_reasoner.understanding import clauses, coverage, outside
 from wafer_reasoner.understanding.context import what_is_asked
+from wafer_reasoner.understanding.stop import is_stop_command
 
 MODEL_FILE = "planner.onnx"  # onnxruntime-genai's layout: the reference engine's, and genai's in bench_engine.py
 # the fast engine's exports (training/export.py writes all three); EngineConfig.export names one
 EXPORT_FILES = {"kv-int8": "planner_kv_int8.onnx", "kv": "planner_kv.onnx", "genai": MODEL_FILE}
 MAX_NEW_TOKENS = 64
 REFUSED = "clarify(unsupported)"  # the plan for a part outside the language (a question)
+STOP_PLAN = "stop()"
 MAX_CONTINUATIONS = 3  # passes after a plan that left a mention uncovered (a 4-clause command: usually 1)
 FAST, REFERENCE = "fast", "reference"
 ENGINES = (FAST, REFERENCE)
@@ -208,6 +210,8 @@ class PlannerModel:
         that ask are planned (``understanding/context.py``: "I'm so tired. Bring me the cup." plans "Bring me the
         cup."). ``fits(prompt_tokens, lengths, done) -> n`` (best-of-N): how many leading candidates can still make
         a deadline; the others are stopped (FastEngine.decode)."""
+        if is_stop_command(utterance):  # as runtime/query.answer: obeyed at once, no model (contract section 4)
+            return Generation(text=STOP_PLAN, tokens=0, prefill_ms=0.0, decode_ms=0.0, total_ms=0.0, tokens_per_s=0.0)
         utterance = what_is_asked(utterance, clauses.scene_names(scene))
         if self.engine is None or self.engine.config.candidates == 1:
             return self._generate_by_clause(scene, utterance, accept, antecedent)

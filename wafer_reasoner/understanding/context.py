@@ -91,6 +91,8 @@ _IDIOMS = (
     (re.compile(r"\bon\s+(?:the\s+)?top\s+of\b", re.IGNORECASE), "on"),  # "set it on top of the sofa"
     (re.compile(r"\bgimme\b", re.IGNORECASE), "give me"),
     (re.compile(r"\bhave\s+a\s+look\s+(?=for|at|around)", re.IGNORECASE), "look "),  # "have a look for my specs"
+    (re.compile(r"\bkeep\s+(?:an|a close)\s+eye\s+on\b|\bkeep\s+track\s+of\b", re.IGNORECASE),
+     "watch"),  # a chore (2.9), not "keep"
     # the speaker may speak for several ("bring us the jug"): the one who receives is still the speaker
     (re.compile(r"\b(bring|give|hand|pass|get|fetch|grab|deliver)\s+us\b", re.IGNORECASE), r"\1 me"),
     # "go down stairs" is "go downstairs", a manner of motion (2.5); "down the stairs" stays
@@ -219,14 +221,17 @@ def _tells(words: list) -> bool:
         any(word.endswith("'s") for word in words[1:3]))  # "the other one's dead", "my dad's been ..."
 
 
+_CORRECTS = re.compile(r"(?:i mean|or rather|no wait|sorry)\b", re.IGNORECASE)
+
+
 def _aside(chunk: str, names=frozenset()) -> bool:
     """A comma chunk after the request that only tells: it opens with a subject and is no request ("I think I
     left a cable there"), or it tells and names nothing in view ("my ride is here", "the pizza guy is on his
     way"); never a relative clause ("which is on the table") nor one that names a thing ("the one by the sink")."""
     rest = _opening(chunk)
     words = _WORDS.findall(rest)
-    if not words or _REQUESTS.match(rest):
-        return False
+    if not words or _REQUESTS.match(rest) or _CORRECTS.match(chunk.strip()):
+        return False  # "..., I mean the office": a correction, which the planner must see (and refuse)
     return words[0] in _SUBJECTS or (_tells(words) and words[0] not in _RELATIVES and not names.intersection(words))
 
 
@@ -294,6 +299,24 @@ def _without_discourse(sentence: str) -> str:
     return plain if plain != sentence.strip() and words and words[0] in _VERBS else sentence
 
 
+_MOVE_THE = re.compile(r"\bmove\s+(?=(?:the|a|an|my|your|this|that|some)\s)", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,.;!?]|\b(?:then|and)\b", re.IGNORECASE)
+_SENDS = frozenset({"to", "into", "onto", "two", "too"})
+_LOCATES = frozenset({"on", "in", "at", "under", "beneath", "underneath", "near", "by", "beside", "behind", "next",
+                      "from", "off", "inside"})
+
+
+def _move_as_meant(text: str) -> str:
+    """"move the X under the Y" picks up the X under the Y (2.8.12): after "move" only "to / into / onto" send the
+    object somewhere (2.4), so a locator says which X; "move" is then "pick up". Without a locator or a
+    destination ("move the chair") it stays and is refused (2.10.21)."""
+    def meant(match) -> str:
+        clause = _CLAUSE_END.split(text[match.end():], maxsplit=1)[0]
+        words = set(_WORDS.findall(clause.lower()))
+        return "pick up " if words & _LOCATES and not words & _SENDS else match.group(0)
+    return _MOVE_THE.sub(meant, text)
+
+
 def without_hedges(text: str) -> str:
     """``text`` without the phrases that only soften a request ("when you have a moment, ..."), and its fixed
     phrases said plainly ("turn right around" -> "turn around")."""
@@ -302,7 +325,7 @@ def without_hedges(text: str) -> str:
     # "would you mind getting me the cup" asks "would you get me the cup" (section 2.2: "would you (mind) ...")
     text = _MIND_DOING.sub(lambda m: f"{m.group(1)} you {_GERUNDS[m.group(2).lower()]}"
                            if m.group(2).lower() in _GERUNDS else m.group(0), text)
-    return _HEDGES.sub("", text)
+    return _move_as_meant(_HEDGES.sub("", text))
 
 
 _SLIP = re.compile(r"\b(?:%s)\b" % "|".join(sorted(VERB_SLIPS)), re.IGNORECASE)

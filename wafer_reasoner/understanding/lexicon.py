@@ -64,13 +64,13 @@ UNSUPPORTED_VERBS = frozenset({
 NEEDS_DESTINATION = frozenset({"put", "place", "set", "drop", "leave", "lay", "stick", "move"})
 # a command said negated ("don't go to the kitchen", "never touch the kettle"): nothing in the language undoes or
 # forbids an action, and acting on the words left would do what was forbidden
-NEGATIONS = frozenset({"don't", "dont", "never", "do not"})
+NEGATIONS = frozenset({"don't", "dont", "never", "do not", "not"})
 # "make your way to the dock" is the one way "make" opens a command the language has (section 2.1: go)
 MAKE_WAY = frozenset({"your", "my", "its", "their"})
 # verbs the language has only without a direct object ("turn left", "drive to the dock", "walk over here"); with
 # one they ask for something it cannot do (docs/action_language.md 2.5): a device ("turn the fan down", "switch on
 # the lamp") or moving something other than itself somewhere ("drive the forklift to bay 3")
-DEVICE_VERBS = frozenset({"turn", "switch"})
+DEVICE_VERBS = frozenset({"turn", "switch", "rotate", "spin", "twist"})  # "rotate the dial to the left"
 MOVING_VERBS = frozenset({"drive", "walk", "ride", "roll"})
 NO_DIRECT_OBJECT_VERBS = DEVICE_VERBS | MOVING_VERBS
 # sounds that only show a feeling ("ugh, get me the phone"): never a verb, a name or a request
@@ -95,6 +95,8 @@ MANNERS_REFUSED = MANNER_WORDS - {"immediately", "asap", "quick"}
 VAGUE_AMOUNTS = frozenset({"bit", "little", "slightly", "tad", "touch", "smidge"})
 # a turn said again ("turn around twice", "spin three times"): the language turns once per step (2.6)
 REPEATS = frozenset({"twice", "thrice", "times"})
+# a turn said as a share of a whole one ("a quarter turn", "half a turn"): not in the language (2.6, 2.7.9)
+TURN_FRACTIONS = frozenset({"quarter", "half", "full", "whole"})
 PRONOUNS = frozenset({"it", "them", "they", "those", "these", "this", "that", "one", "ones"})
 PERSONAL = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "you", "your", "yours", "yourself",
                       "he", "him", "his", "she", "her", "hers", "their", "theirs"})
@@ -159,9 +161,11 @@ OTHER_PEOPLE = frozenset({
     "children", "colleague", "colleagues", "boss", "intern", "neighbour", "neighbor", "everyone", "everybody",
     "somebody", "someone", "anyone", "anybody", "friend", "friends", "customer", "customers", "client", "manager",
     "teacher", "student", "students", "chef", "driver", "courier", "boy", "girl", "man", "woman", "lady", "guy",
-    "resident", "residents", "staff", "coworker", "receptionist", "technician", "her", "grandson",
-    "granddaughter", "grandchild", "grandchildren", "grandkids", "grandad", "granddad", "nana", "nephew", "niece",
-    "cousin", "aunt", "auntie", "uncle", "partner", "girlfriend", "boyfriend", "fiance", "fiancee", "roommate",
+    "resident", "residents", "staff", "coworker", "receptionist", "technician", "supervisor", "operator", "picker",
+    "worker", "workers", "cleaner", "porter", "janitor", "caretaker", "waiter", "waitress", "postman", "mailman",
+    "plumber", "electrician", "engineer", "surgeon", "pharmacist", "secretary", "assistant", "foreman", "her",
+    "grandson", "granddaughter", "grandchild", "grandchildren", "grandkids", "grandad", "granddad", "nana", "nephew",
+    "niece", "cousin", "aunt", "auntie", "uncle", "partner", "girlfriend", "boyfriend", "fiance", "fiancee", "roommate",
     "flatmate", "housemate", "toddler", "nanny", "babysitter", "carer", "caregiver", "mate", "pal", "boss's"})
 TITLES = frozenset({"dr", "mr", "mrs", "ms", "prof"})
 # verbs a recogniser may drop or swap a letter of ("fech", "brng", "birng"): long enough that the slip is no other

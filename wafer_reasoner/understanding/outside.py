@@ -42,6 +42,7 @@ from wafer_reasoner.understanding.lexicon import (
     REPEATS,
     REQUEST_WORDS,
     TITLES,
+    TURN_FRACTIONS,
     TURN_VERBS,
     UNSUPPORTED_VERBS,
     VAGUE_AMOUNTS,
@@ -102,7 +103,9 @@ _OBJECT_STARTS = DETERMINERS | PRONOUNS | COLOR_WORDS | {"to", "into", "onto", "
 # around")
 _DIRECT_OBJECT = (DETERMINERS - {"some", "any", "each", "every", "all", "both"}) | {"it", "them"}
 _SENDS_SOMEWHERE = frozenset({"to", "into", "onto"})
-_DESTINATIONS = DESTINATION_WORDS - {"over"}  # "move the box over here" is no row of 2.1
+# where a put sends its object: "there" points back at one said before ("the sponge goes on the shelf, put it
+# there"); "move the box over here" is no row of 2.1
+_DESTINATIONS = (DESTINATION_WORDS - {"over"}) | {"there"}
 def _one_letter_off(word: str, verb: str) -> bool:
     """A letter dropped, added or two swapped ("fech", "bringg", "tunr"). A letter changed is not a slip: it
     makes another word too often ("stack" for "stick", "pack" for "pick")."""
@@ -138,6 +141,9 @@ def _verb_outside(word: str, following: list, label_words) -> bool:
     if word in UNSUPPORTED_VERBS:
         return not (word == "make" and following[:1] and following[0] in MAKE_WAY)
     if word in NEEDS_DESTINATION and following:  # "move the chair", "leave the mug": a put with no destination (2.5)
+        if following[0] in ("on", "off") and following[1:2] and following[1] in _DIRECT_OBJECT:
+            # "put on the kettle", "put on your coat": a device or clothes; "drop off the box at the dock" is a put
+            return not _DESTINATIONS.intersection(following[2:])
         return following[0] in _DIRECT_OBJECT and not _DESTINATIONS.intersection(following[1:])
     if word in NO_DIRECT_OBJECT_VERBS and following:
         if word in DEVICE_VERBS:  # "turn the fan down", "switch on the lamp", "turn it off"
@@ -155,14 +161,27 @@ def opens_with_unknown_verb(text: str, names=frozenset()) -> bool:
     return bool(words) and _unknown_verb(words[0], "".join(words[1:2]), names)
 
 
+_AND = re.compile(r"\band\b")
+
+
 def asks_outside(part: str, label_words=frozenset(), place_words=frozenset()) -> bool:
     """Whether a part's command verb, after lead-ins ("could you", "go and"), is one the language cannot do:
     one it names as such ("wash the cup", "go and vacuum the rug") or a word no table knows in a verb's place
-    ("polish the lamp"). A word that names something in the scene or the map is no verb here ("iron, bring it
-    to me" with an iron in view)."""
+    ("polish the lamp"); after "and", where clauses.split_clauses joins what it does not know for a verb ("take
+    the crate to bay 2 and log it"), a verb it never does or a word no table knows. A word that names something in
+    the scene or the map is no verb here ("iron, bring it to me" with an iron in view)."""
+    return _opens_outside(part, label_words, place_words) or any(
+        _opens_outside(chunk, label_words, place_words, after_and=True) for chunk in _AND.split(part)[1:])
+
+
+def _opens_outside(part: str, label_words=frozenset(), place_words=frozenset(), after_and: bool = False) -> bool:
+    """Whether text opens, after lead-ins, with a verb the language cannot do (``asks_outside``). After "and"
+    only a verb it never does or a word no table knows counts: "put the fork and the spoon in the sink" and "move
+    the mop and the pail to the shed" say their destination once, at the end."""
     words = WORDS.findall(part.lower())
     for index, word in enumerate(words[:6]):
-        if word in UNSUPPORTED_VERBS or word in NO_DIRECT_OBJECT_VERBS or word in NEEDS_DESTINATION:
+        if word in UNSUPPORTED_VERBS or (not after_and and (word in NO_DIRECT_OBJECT_VERBS or
+                                                           word in NEEDS_DESTINATION)):
             return _verb_outside(word, words[index + 1:], label_words)
         if _unknown_verb(word, "".join(words[index + 1:index + 2]), label_words, place_words):
             return True
@@ -173,7 +192,8 @@ def asks_outside(part: str, label_words=frozenset(), place_words=frozenset()) ->
 
 # what may follow a wait verb in a wait that says no time: "wait a bit", "hold on a while", "pause for a moment"
 _NO_TIME = NEVER_A_LABEL | frozenset({"bit", "while", "moment", "little", "tick", "jiffy", "second", "sec", "here",
-                                       "there", "just", "still", "now", "on"})
+                                       "there", "just", "still", "now", "on", "several", "few", "couple", "some",
+                                       "many", "put"})
 
 
 def waits_without_duration(part: str) -> bool:
@@ -186,6 +206,8 @@ def waits_without_duration(part: str) -> bool:
         rest = words[2:]
     elif words[:1] in (["wait"], ["pause"]):
         rest = words[1:]
+    elif words[:2] in (["stay", "there"], ["stay", "here"], ["stay", "put"], ["stay", "still"]):
+        rest = words[2:]  # "stay there a while"; "stay with me" is a follow
     else:
         return False
     if any(word in ("until", "till") for word in rest):  # "wait here until the truck arrives": no time said
@@ -208,12 +230,16 @@ def _a_person(word: str, following: list, names) -> bool:
     return word in OTHER_PEOPLE and word not in names and (not following or following[0] in NEVER_A_LABEL)
 
 
+_TO_THEM = re.compile(r"\b(?:to|for)\s+them\b\s*(?:[.,!?]|please|now|$)", re.IGNORECASE)  # "give this cup to them"
+
+
 def names_someone_else(part: str, names=frozenset()) -> bool:
     """Whether a part is about a person other than the speaker: a word for one ("the guest", "him", "my dad")
     or a capitalised name after "to", "follow", "give" ... ("take the folder to Priya"), neither naming
     anything in view or on the map. Only the speaker is addressable by speech."""
     words = WORDS.findall(part.lower())
-    if any(_a_person(word, words[index + 1:index + 2], names) for index, word in enumerate(words)):
+    if any(_a_person(word, words[index + 1:index + 2], names) for index, word in enumerate(words)) or \
+            _TO_THEM.search(part):
         return True
     for match in _CAPITALISED.finditer(part):
         word = match.group(1).lower()
@@ -229,11 +255,14 @@ def names_someone_else(part: str, names=frozenset()) -> bool:
 # what the language does not have (docs/action_language.md 2.6): a self-correction of the thing meant ("bring me the
 # cup, no wait, the red one"), an apposition ("the sandwich, the one on the side table") and a relative clause ("the
 # book that is on the shelf")
-_SELF_CORRECTION = re.compile(r"[a-z],\s*(?:no,?\s+wait|wait,?\s+no|no|i mean|or rather|sorry|actually)\b[\s,]+"
-                              r"(?:the|a|an|that|this|my)\s", re.IGNORECASE)
-_APPOSITION = re.compile(r"[a-z],\s*(?:the|that) one\b", re.IGNORECASE)
-_RELATIVE = re.compile(r"\b([a-z]+)\s+(?:that|which|who)\s+(?:is|are|was|were|sits|lies|stands|i|you|we)\b",
-                       re.IGNORECASE)
+_SELF_CORRECTION = re.compile(r"[a-z](?:,\s*(?:no,?\s+wait|wait,?\s+no|no|i mean|or rather|sorry|actually)|"
+                              r"\s+(?:no wait|i mean|or rather|sorry))\b[\s,]+(?:the|a|an|that|this|my)\s",
+                              re.IGNORECASE)  # "grab the mug sorry the bowl": a recogniser writes no comma
+_APPOSITION = re.compile(r"[a-z],\s*(?:the|that)\s+(?:[a-z]+\s+)?one\b", re.IGNORECASE)  # ", the big one"
+# a noun, then "that / which / who" and a verb or a subject: "the mug that has coffee in it", "the pillow that's on
+# the bed", "the cardigan that my daughter knitted", "the toy that squeaks"
+_RELATIVE = re.compile(r"\b([a-z]+)\s+(?:that|which|who)(?:'s|\s+(?:is|are|was|were|has|have|had|i|you|we|he|she|"
+                       r"they|my|your|our|his|her|their|[a-z]+s|[a-z]+ed))\b", re.IGNORECASE)
 _NOT_A_COLOUR_HERE = frozenset({"dark", "light"})  # "the desk light", "the lamp light": part of a name
 
 
@@ -241,7 +270,7 @@ def _colour_after_label(words: list, label_words) -> bool:
     """A colour said after a label at the end of the phrase ("pick up the mug blue"), not a name that ends with
     a colour word ("the desk light")."""
     return any(word in label_words and following in COLOR_WORDS and following not in _NOT_A_COLOUR_HERE and
-               following not in label_words and (not rest or rest[0] in POLITENESS or rest[0] in {"and", "then"})
+               following not in label_words and (not rest or rest[0] in NEVER_A_LABEL)
                for word, following, rest in ((words[k], words[k + 1], words[k + 2:]) for k in range(len(words) - 1)))
 
 
@@ -273,7 +302,7 @@ def turns_a_vague_amount(part: str) -> bool:
     words = speech_words(part)
     if not TURN_VERBS.intersection(words):
         return False
-    return bool(REPEATS.intersection(words)) or (
+    return bool(REPEATS.intersection(words)) or bool(TURN_FRACTIONS.intersection(words)) or (
         bool(VAGUE_AMOUNTS.intersection(words)) and not any(word.isdigit() for word in words))
 
 
