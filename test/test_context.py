@@ -171,6 +171,15 @@ _NAMES = frozenset({"cake", "box", "wrench", "stapler", "remote", "cup", "kitche
     ("move the box under the table", "pick up the box under the table"),  # a locator after move (2.8.12)
     ("move the box under the table to the shed", "move the box under the table to the shed"),
     ("Hand me the cup, I mean the mug.", "Hand me the cup, I mean the mug."),  # a correction stays, refused later
+    # informal, regional and voice-assistant ways to ask
+    ("Hey Siri bring me the cup", "bring me the cup"),
+    ("go on then, bring me the lamp", "bring me the lamp"),
+    ("reckon you could grab the bottle", "grab the bottle"),
+    ("mind fetching me the remote", "fetch me the remote"),
+    ("could ye bring me the mug", "could you bring me the mug"),
+    ("gonna need the plate", "I need the plate"),
+    ("wanna bring me the cup", "bring me the cup"),
+    ("y'all bring me the cup", "bring me the cup"),
 ])
 def test_only_what_asks_is_planned(said, asked):
     assert what_is_asked(said, _NAMES) == asked
@@ -185,6 +194,8 @@ def test_only_what_asks_is_planned(said, asked):
     "put it down",  # no destination: refused later (2.5), not made a put
     "turn off the lamp",  # "off" after a device verb is no source
     "bring me the cup, no wait, the red one",  # a self-correction with no command: refused later (2.6)
+    "turn right then go to the office",  # "right then" inside a sentence is no opener
+    "go on to the kitchen",
 ])
 def test_what_bears_on_the_request_stays(said):
     assert what_is_asked(said, _NAMES) == said

@@ -64,6 +64,9 @@ _HEDGES = re.compile(
     # how other languages frame a request ("is necessary you follow me", "I hoped you could fetch ...")
     r"(?:it )?is necessary (?:that )?you(?: to)?|"
     r"(?:i|we) (?:hope|hoped|was hoping|were hoping|am hoping|'m hoping) (?:that )?you (?:could|would|can|will|might)|"
+    # informal and regional ways to ask ("reckon you could grab the bottle", "go on then, bring me the lamp",
+    # "do the needful and ...", "y'all ...")
+    r"(?:do you |d'you |you )?reckon you (?:could|can)|go ahead and|(?:kindly )?do the needful and|y'all|youse|"
     r"(?:i|we) (?:wonder|wondered|was wondering|were wondering|am wondering|'m wondering) (?:if|whether) you "
     r"(?:could|would|can|might)|"
     # urgency asks for no manner the robot cannot honour: it acts at once anyway (2.8)
@@ -90,6 +93,18 @@ _IDIOMS = (
     (re.compile(r"\bkeep\s+up\s+with\s+(me|us)\b", re.IGNORECASE), r"follow \1"),
     (re.compile(r"\bon\s+(?:the\s+)?top\s+of\b", re.IGNORECASE), "on"),  # "set it on top of the sofa"
     (re.compile(r"\bgimme\b", re.IGNORECASE), "give me"),
+    # informal speech said plainly: "could ye / ya / u", "gonna need", "wanna", "gotta"
+    (re.compile(r"\b(could|can|would|will)\s+(?:ye|ya|u)\b", re.IGNORECASE), r"\1 you"),
+    (re.compile(r"\b(?:i'm |i am |we're |we are )?gonna need\b", re.IGNORECASE), "I need"),
+    (re.compile(r"\b(?:(?:do )?(?:you |ya |u )?wanna|(?:you've |you have |you )?(?:gotta|got to))\s+(?=[a-z])",
+                re.IGNORECASE), ""),
+    # a voice assistant's wake word before the request ("Hey Siri bring me the cup"): a vocative
+    (re.compile(r"^(?:(?:hey|ok|okay|hi)\s+)?(?:alexa|siri|google|cortana|bixby|jarvis|computer)\b[\s,:]*",
+                re.IGNORECASE), ""),
+    # openers that only urge, at the start of a sentence ("go on then, bring me the lamp", "right then, ..."); never
+    # inside one, where "turn right then go to the office" is two commands
+    (re.compile(r"(?:^|(?<=[.!?] ))(?:(?:go on|come on|right|okay|ok|alright|well) then\b[\s,]*|"
+                r"(?:go on|come on)\s*,\s*)", re.IGNORECASE), ""),
     (re.compile(r"\bhave\s+a\s+look\s+(?=for|at|around)", re.IGNORECASE), "look "),  # "have a look for my specs"
     (re.compile(r"\bkeep\s+(?:an|a close)\s+eye\s+on\b|\bkeep\s+track\s+of\b", re.IGNORECASE),
      "watch"),  # a chore (2.9), not "keep"
@@ -110,7 +125,7 @@ _IDIOMS = (
                 re.IGNORECASE), r"\1"),
     (re.compile(r"\b(?:i am|i'm) needing\b", re.IGNORECASE), "I need"),  # a request (2.7)
 )
-_MIND_DOING = re.compile(r"\b(would|do|will) you mind\s+([a-z]+ing)\b", re.IGNORECASE)
+_MIND_DOING = re.compile(r"\b((?:would|do|will) you )?mind\s+([a-z]+ing)\b", re.IGNORECASE)
 
 
 def _gerunds() -> dict:
@@ -323,7 +338,7 @@ def without_hedges(text: str) -> str:
     for idiom, plain in _IDIOMS:
         text = idiom.sub(plain, text)
     # "would you mind getting me the cup" asks "would you get me the cup" (section 2.2: "would you (mind) ...")
-    text = _MIND_DOING.sub(lambda m: f"{m.group(1)} you {_GERUNDS[m.group(2).lower()]}"
+    text = _MIND_DOING.sub(lambda m: f"{m.group(1) or ''}{_GERUNDS[m.group(2).lower()]}"
                            if m.group(2).lower() in _GERUNDS else m.group(0), text)
     return _move_as_meant(_HEDGES.sub("", text))
 
