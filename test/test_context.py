@@ -180,6 +180,16 @@ _NAMES = frozenset({"cake", "box", "wrench", "stapler", "remote", "cup", "kitche
     ("gonna need the plate", "I need the plate"),
     ("wanna bring me the cup", "bring me the cup"),
     ("y'all bring me the cup", "bring me the cup"),
+    # indirect requests, tags and acknowledgements
+    ("it would be lovely if you could fetch the mug", "fetch the mug"),
+    ("would it be possible to get the remote", "get the remote"),
+    ("any chance you could grab the plate", "grab the plate"),
+    ("I'd appreciate it if you brought me the cup", "bring me the cup"),
+    ("you'll bring me the cup, won't you?", "bring me the cup"),
+    ("could you maybe possibly bring me the cup", "could you bring me the cup"),
+    ("why don't you go to the kitchen", "go to the kitchen"),
+    ("Got it, bring me the cup", "bring me the cup"),
+    ("Roger that, turn left", "turn left"),
 ])
 def test_only_what_asks_is_planned(said, asked):
     assert what_is_asked(said, _NAMES) == asked
@@ -196,6 +206,7 @@ def test_only_what_asks_is_planned(said, asked):
     "bring me the cup, no wait, the red one",  # a self-correction with no command: refused later (2.6)
     "turn right then go to the office",  # "right then" inside a sentence is no opener
     "go on to the kitchen",
+    "the door is open, isn't it",  # a tag after no command stays, and is refused later
 ])
 def test_what_bears_on_the_request_stays(said):
     assert what_is_asked(said, _NAMES) == said

@@ -63,7 +63,18 @@ _HEDGES = re.compile(
     r"(?: and)?|"
     # how other languages frame a request ("is necessary you follow me", "I hoped you could fetch ...")
     r"(?:it )?is necessary (?:that )?you(?: to)?|"
-    r"(?:i|we) (?:hope|hoped|was hoping|were hoping|am hoping|'m hoping) (?:that )?you (?:could|would|can|will|might)|"
+    r"(?:i|we) (?:hope|hoped|was hoping|were hoping|am hoping|'m hoping) (?:that )?you(?:'d| could| would| can| will|"
+    r" might)|"
+    # indirect requests people make every day ("it would be lovely if you could fetch the mug", "would it be
+    # possible to get the remote", "any chance you could grab the plate", "I'd be grateful if you could ...")
+    r"(?:it'd|it would|that'd|that would|it'll|it will) be (?:great|lovely|nice|good|wonderful|brilliant|super|"
+    r"awesome|amazing|helpful|perfect|fab|ace|handy|kind of you) if you(?:'d| could| would| can| will)?|"
+    r"(?:would|will|could) it be (?:possible|ok|okay|alright|all right) (?:for you )?(?:to|if you(?: could| would)?)|"
+    r"is it (?:possible|ok|okay|alright|all right) (?:for you )?(?:to|if you(?: could| would)?)|"
+    r"(?:is there )?any chance (?:that )?(?:you (?:could|can|would|might)|of you)|"
+    r"(?:i'd|i would|we'd|we would) (?:really )?(?:appreciate it|be (?:so |very |really )?(?:grateful|glad|happy|"
+    r"thankful)) if you(?:'d| could| would| can)?|"
+    r"(?:why don't you|how about you|what about you)|"
     # informal and regional ways to ask ("reckon you could grab the bottle", "go on then, bring me the lamp",
     # "do the needful and ...", "y'all ...")
     r"(?:do you |d'you |you )?reckon you (?:could|can)|go ahead and|(?:kindly )?do the needful and|y'all|youse|"
@@ -79,6 +90,13 @@ _HEDGES = re.compile(
     r"kindly)"
     r"\b[\s,]*",
     re.IGNORECASE)
+# a verb said in the past after "if you" ("I'd appreciate it if you brought me the cup"): the verb
+_PAST_FORMS = {"brought": "bring", "fetched": "fetch", "got": "get", "grabbed": "grab", "took": "take",
+               "handed": "hand", "passed": "pass", "picked": "pick", "carried": "carry", "moved": "move",
+               "went": "go", "came": "come", "followed": "follow", "turned": "turn", "waited": "wait", "put": "put",
+               "placed": "place", "delivered": "deliver", "dropped": "drop", "headed": "head",
+               "collected": "collect"}
+_IF_YOU_DID = re.compile(r"\b(if you )(%s)\b" % "|".join(_PAST_FORMS), re.IGNORECASE)
 # "come and get me the cup" asks for the cup as "go and get me the cup" does: the robot is not to come to the
 # speaker first (section 2.2). Only before a verb that acts on a thing: "come here", "come with me", "come back"
 # and "come and follow me" stay as they are.
@@ -88,6 +106,10 @@ _COME_AND = re.compile(r"\bcome\s+(?:and\s+)?(?=(?:%s)\b)" % "|".join(sorted(
 # behind me" and "keep up with me" are "follow me"; "on top of" is "on" (docs/action_language.md section 2.1)
 _IDIOMS = (
     (_COME_AND, ""),
+    (_IF_YOU_DID, lambda m: m.group(1) + _PAST_FORMS[m.group(2).lower()]),
+    # "could you maybe possibly bring ...": the hedges after "could you" only soften it
+    (re.compile(r"\b((?:could|can|would|will) you)\s+(?:(?:maybe|perhaps|possibly|just)\s+)+", re.IGNORECASE),
+     r"\1 "),
     (re.compile(r"\b(turn|spin|rotate|turning|spinning)\s+right\s+around\b", re.IGNORECASE), r"\1 around"),
     (re.compile(r"\b(?:walk|stay|keep|go|come)\s+(?:right\s+)?behind\s+(me|us)\b", re.IGNORECASE), r"follow \1"),
     (re.compile(r"\bkeep\s+up\s+with\s+(me|us)\b", re.IGNORECASE), r"follow \1"),
@@ -103,8 +125,10 @@ _IDIOMS = (
                 re.IGNORECASE), ""),
     # openers that only urge, at the start of a sentence ("go on then, bring me the lamp", "right then, ..."); never
     # inside one, where "turn right then go to the office" is two commands
+    # and acknowledgements ("Roger that, turn left", "Got it. Bring me the cup.")
     (re.compile(r"(?:^|(?<=[.!?] ))(?:(?:go on|come on|right|okay|ok|alright|well) then\b[\s,]*|"
-                r"(?:go on|come on)\s*,\s*)", re.IGNORECASE), ""),
+                r"(?:go on|come on|(?:roger|copy)(?: that)?|got it|gotcha|understood|noted|will do|sure thing|"
+                r"of course|no problem)\s*[,.!]\s*)", re.IGNORECASE), ""),
     (re.compile(r"\bhave\s+a\s+look\s+(?=for|at|around)", re.IGNORECASE), "look "),  # "have a look for my specs"
     (re.compile(r"\bkeep\s+(?:an|a close)\s+eye\s+on\b|\bkeep\s+track\s+of\b", re.IGNORECASE),
      "watch"),  # a chore (2.9), not "keep"
@@ -125,6 +149,10 @@ _IDIOMS = (
                 re.IGNORECASE), r"\1"),
     (re.compile(r"\b(?:i am|i'm) needing\b", re.IGNORECASE), "I need"),  # a request (2.7)
 )
+# a request said as a statement with a tag ("you'll bring me the cup, won't you?", "you couldn't grab the mug, could
+# you?"): the tag and the "you" before the verb only soften it
+_TAGGED = re.compile(r"^(?:you(?:'ll| will| could| couldn't| can| can't| would| wouldn't)\s+)?(.*?),?\s*"
+                     r"(?:won't|will|would|could|can|can't|couldn't|wouldn't) you\s*\??\s*$", re.IGNORECASE)
 _MIND_DOING = re.compile(r"\b((?:would|do|will) you )?mind\s+([a-z]+ing)\b", re.IGNORECASE)
 
 
@@ -170,8 +198,11 @@ _TELLING_VERBS = _TELLING | {"been", "wasn't", "weren't", "had", "says", "said",
                              "wants", "likes", "keeps", "told"}
 _TELLING_REACH = 6
 _BASE_COMMANDS = COMMAND_VERBS & BASE_VERBS
+# verbs a request may open with ("weight": wait); never an auxiliary or a past form ("Got it, bring me the cup")
 _VERBS = (COMMAND_VERBS | OTHER_VERBS | {"weight"}) - POLITENESS - {"is", "are", "was", "were", "be", "have", "has",
-                                                                    "had", "do", "does", "did"}  # "weight": wait
+                                                                    "had", "do", "does", "did", "done", "been", "got",
+                                                                    "gotten", "went", "came", "took", "brought",
+                                                                    "gave"}
 
 
 def _opening(text: str) -> str:
@@ -337,6 +368,10 @@ def without_hedges(text: str) -> str:
     phrases said plainly ("turn right around" -> "turn around")."""
     for idiom, plain in _IDIOMS:
         text = idiom.sub(plain, text)
+    tagged = _TAGGED.match(text)
+    if tagged and _WORDS.findall(_opening(tagged.group(1)))[:1] and \
+            _WORDS.findall(_opening(tagged.group(1)))[0] in _VERBS:
+        text = tagged.group(1)
     # "would you mind getting me the cup" asks "would you get me the cup" (section 2.2: "would you (mind) ...")
     text = _MIND_DOING.sub(lambda m: f"{m.group(1) or ''}{_GERUNDS[m.group(2).lower()]}"
                            if m.group(2).lower() in _GERUNDS else m.group(0), text)
