@@ -250,6 +250,26 @@ def test_without_a_request_word_nothing_is_asked(said, nothing):
     assert outside.asks_nothing(said) is nothing
 
 
+@pytest.mark.parametrize(("said", "asks"), [
+    ("I'd like to know if the printer has paper", True), ("tell me whether the kettle is on", True),
+    ("Bring me the charger, and is the battery full?", True), ("I wonder where the remote is", True),
+    ("bring me the cup, is that ok?", False), ("bring me the cup, would you?", False),
+    ("bring me the cup", False),
+])
+def test_a_question_anywhere_in_the_utterance_is_one(said, asks):
+    assert outside.asks_a_question(said) is asks
+
+
+@pytest.mark.parametrize("part", ["grab the parcel, sign for it, and bring it to me", "go to bay 3, scan the pallet",
+                                  "navigate the cart to the dock", "take the box to bay 2, no, the crate"])
+def test_work_the_robot_cannot_do_hidden_after_a_comma_is_refused(part):
+    assert outside.asks_outside(part) or outside.says_what_language_lacks(part)
+
+
+def test_noise_after_a_comma_is_no_verb():
+    assert not outside.asks_outside("transfer beakr, beakr to corridor")
+
+
 def test_a_request_is_no_negation():
     assert not outside.negates_a_command("bring me the cup, I don't need the plate")
     assert not outside.negates_a_command("go to the kitchen")

@@ -58,6 +58,9 @@ UNSUPPORTED_VERBS = frozenset({
     # handling, watching and chores (sixth session): "stack the boxes", "watch the kettle", "start the dishwasher"
     "watch", "monitor", "guard", "inspect", "measure", "sort", "arrange", "organise", "organize", "unpack", "wrap",
     "pack", "hang", "spray", "stack", "start", "empty", "check", "run",
+    # work in shops, wards, labs and offices the robot cannot do ("sign for it", "scan the pallet", "log it")
+    "sign", "scan", "weigh", "label", "log", "print", "email", "text", "restock", "sterilise", "sterilize",
+    "dispense", "hoover", "fluff", "plump", "remember", "record", "photograph", "film",
 })
 # verbs that put a thing somewhere only with a destination (docs/action_language.md 2.5: "drop it", "put it down"
 # and "put it here" have none; 2.10.21: "move the chair")
@@ -71,7 +74,7 @@ MAKE_WAY = frozenset({"your", "my", "its", "their"})
 # one they ask for something it cannot do (docs/action_language.md 2.5): a device ("turn the fan down", "switch on
 # the lamp") or moving something other than itself somewhere ("drive the forklift to bay 3")
 DEVICE_VERBS = frozenset({"turn", "switch", "rotate", "spin", "twist"})  # "rotate the dial to the left"
-MOVING_VERBS = frozenset({"drive", "walk", "ride", "roll"})
+MOVING_VERBS = frozenset({"drive", "walk", "ride", "roll", "navigate", "steer", "wheel"})
 NO_DIRECT_OBJECT_VERBS = DEVICE_VERBS | MOVING_VERBS
 # sounds that only show a feeling ("ugh, get me the phone"): never a verb, a name or a request
 INTERJECTIONS = frozenset({"oof", "ugh", "argh", "phew", "wow", "gosh", "geez", "jeez", "oops", "whoops", "whoa",

@@ -71,6 +71,30 @@ def _exclaims(part: str, index: int) -> bool:
         word in _QUESTION_OPENERS or word in _VERB_WORDS or "'" in word for word in after)
 
 
+# a question asked as a statement ("I'd like to know if the printer has paper", "tell me whether it's on", "I
+# wonder where it went"); "I wonder if you could ..." is a request, taken off before (understanding/context.py)
+_INDIRECT_QUESTION = re.compile(
+    r"\b(?:i'd like|i would like|i want|i need|i'd love|i wanna|i'm trying|i am trying) to (?:know|find out|check)\b|"
+    r"\b(?:tell me|let me know|find out|check|see) (?:if|whether|what|where|when|how|who|which)\b|"
+    r"\bi (?:wonder|was wondering|am wondering|'m wondering) (?:if|whether|what|where|when|how|who|which)\b",
+    re.IGNORECASE)
+# what a request may end with that only asks whether it is all right: "..., is that OK?"
+_TAG_WORDS = frozenset({"is", "that", "it", "ok", "okay", "alright", "all", "right", "fine", "cool", "please",
+                        "possible", "good", "would", "could", "can", "will", "you", "won't", "wouldn't", "yeah"})
+
+
+def asks_a_question(utterance: str) -> bool:
+    """Whether an utterance asks a question anywhere: at its start (``is_question``), as a statement ("I'd like
+    to know if ..."), or as its last clause before a "?" ("bring me the charger, and is the battery full?"), not
+    a tag that only asks whether the request is all right ("..., is that OK?")."""
+    if is_question(utterance) or _INDIRECT_QUESTION.search(utterance):
+        return True
+    if not utterance.rstrip().endswith("?"):
+        return False
+    last = re.split(r",|\band\b", utterance)[-1]
+    return is_question(last) and not set(WORDS.findall(last.lower())) <= _TAG_WORDS
+
+
 def is_question(part: str) -> bool:
     """Whether a part asks rather than commands: it opens (after lead-ins such as "okay" or "first") with a
     question word or an auxiliary ("is the cup clean", "where is my phone", "have you seen the keys").
@@ -161,7 +185,7 @@ def opens_with_unknown_verb(text: str, names=frozenset()) -> bool:
     return bool(words) and _unknown_verb(words[0], "".join(words[1:2]), names)
 
 
-_AND = re.compile(r"\band\b")
+_JOINT = re.compile(r"(\band\b|,)")
 
 
 def asks_outside(part: str, label_words=frozenset(), place_words=frozenset()) -> bool:
@@ -170,20 +194,21 @@ def asks_outside(part: str, label_words=frozenset(), place_words=frozenset()) ->
     ("polish the lamp"); after "and", where clauses.split_clauses joins what it does not know for a verb ("take
     the crate to bay 2 and log it"), a verb it never does or a word no table knows. A word that names something in
     the scene or the map is no verb here ("iron, bring it to me" with an iron in view)."""
+    pieces = _JOINT.split(part)  # chunk, joint, chunk, ...
     return _opens_outside(part, label_words, place_words) or any(
-        _opens_outside(chunk, label_words, place_words, after_and=True) for chunk in _AND.split(part)[1:])
+        _opens_outside(chunk, label_words, place_words, joint) for joint, chunk in zip(pieces[1::2], pieces[2::2]))
 
 
-def _opens_outside(part: str, label_words=frozenset(), place_words=frozenset(), after_and: bool = False) -> bool:
+def _opens_outside(part: str, label_words=frozenset(), place_words=frozenset(), joint: str = "") -> bool:
     """Whether text opens, after lead-ins, with a verb the language cannot do (``asks_outside``). After "and"
-    only a verb it never does or a word no table knows counts: "put the fork and the spoon in the sink" and "move
-    the mop and the pail to the shed" say their destination once, at the end."""
+    or a comma only a verb it never does counts, and a word no table knows after "and": "put the fork and the
+    spoon in the sink" and "move the mop and the pail to the shed" say their destination once, at the end, and a
+    recogniser's noise after a comma is no verb ("transfer beakr, beakr to corridor")."""
     words = WORDS.findall(part.lower())
     for index, word in enumerate(words[:6]):
-        if word in UNSUPPORTED_VERBS or (not after_and and (word in NO_DIRECT_OBJECT_VERBS or
-                                                           word in NEEDS_DESTINATION)):
+        if word in UNSUPPORTED_VERBS or (not joint and (word in NO_DIRECT_OBJECT_VERBS or word in NEEDS_DESTINATION)):
             return _verb_outside(word, words[index + 1:], label_words)
-        if _unknown_verb(word, "".join(words[index + 1:index + 2]), label_words, place_words):
+        if joint != "," and _unknown_verb(word, "".join(words[index + 1:index + 2]), label_words, place_words):
             return True
         if word not in LEAD_INS and word not in SERIAL:
             return False
@@ -255,14 +280,15 @@ def names_someone_else(part: str, names=frozenset()) -> bool:
 # what the language does not have (docs/action_language.md 2.6): a self-correction of the thing meant ("bring me the
 # cup, no wait, the red one"), an apposition ("the sandwich, the one on the side table") and a relative clause ("the
 # book that is on the shelf")
-_SELF_CORRECTION = re.compile(r"[a-z](?:,\s*(?:no,?\s+wait|wait,?\s+no|no|i mean|or rather|sorry|actually)|"
+_SELF_CORRECTION = re.compile(r"[a-z0-9](?:,\s*(?:no,?\s+wait|wait,?\s+no|no|i mean|or rather|sorry|actually)|"
                               r"\s+(?:no wait|i mean|or rather|sorry))\b[\s,]+(?:the|a|an|that|this|my)\s",
                               re.IGNORECASE)  # "grab the mug sorry the bowl": a recogniser writes no comma
 _APPOSITION = re.compile(r"[a-z],\s*(?:the|that)\s+(?:[a-z]+\s+)?one\b", re.IGNORECASE)  # ", the big one"
 # a noun, then "that / which / who" and a verb or a subject: "the mug that has coffee in it", "the pillow that's on
 # the bed", "the cardigan that my daughter knitted", "the toy that squeaks"
 _RELATIVE = re.compile(r"\b([a-z]+)\s+(?:that|which|who)(?:'s|\s+(?:is|are|was|were|has|have|had|i|you|we|he|she|"
-                       r"they|my|your|our|his|her|their|[a-z]+s|[a-z]+ed))\b", re.IGNORECASE)
+                       r"they|my|your|our|his|her|their|came|went|got|fell|sat|broke|stood|[a-z]+s|[a-z]+ed))\b",
+                       re.IGNORECASE)
 _NOT_A_COLOUR_HERE = frozenset({"dark", "light"})  # "the desk light", "the lamp light": part of a name
 
 
@@ -317,7 +343,7 @@ def refused_without_model(scene, utterance: str) -> bool:
     someone else than the speaker or for a wait without a duration: ``clarify(unsupported)`` without the model."""
     names = scene_names(scene)
     place_words = frozenset(word for place in scene.places for word in place.name.split("_"))
-    return is_question(utterance) or asks_nothing(utterance) or any(
+    return asks_a_question(utterance) or asks_nothing(utterance) or any(
         asks_outside(part, names, place_words) or names_someone_else(part, names) or waits_without_duration(part)
         or says_a_manner(part, names) or turns_a_vague_amount(part) or says_what_language_lacks(part, names)
         or negates_a_command(part)
