@@ -190,6 +190,7 @@ _NAMES = frozenset({"cake", "box", "wrench", "stapler", "remote", "cup", "kitche
     ("why don't you go to the kitchen", "go to the kitchen"),
     ("Got it, bring me the cup", "bring me the cup"),
     ("Roger that, turn left", "turn left"),
+    ("Hand me the juice box, what a day.", "Hand me the juice box"),  # an exclamation after the request
 ])
 def test_only_what_asks_is_planned(said, asked):
     assert what_is_asked(said, _NAMES) == asked

@@ -244,6 +244,12 @@ def test_a_not_found_names_the_object_not_its_colour_nor_a_place_on_the_map(toke
     assert not not_found("teal") and not not_found("kitchen")
 
 
+def test_a_verb_said_exactly_is_no_slip_of_a_label():
+    scene = room(objects=(obj("plate_1", "plate", "", 1.0, 0.0), obj("table_3", "table", "", 5.5, 0.5)))
+    assert [label for label, _, _ in hear(scene, "place the cup on the table").spans] == ["table"]
+    assert [label for label, _, _ in hear(scene, "bring me the platr").spans] == ["plate"]  # a slip still is
+
+
 def test_a_source_that_is_not_there_is_never_what_is_not_found(tokenizer):
     scene = room()
     say = "bring me the stapler from the attic"  # neither a stapler nor an attic

@@ -278,6 +278,8 @@ def _aside(chunk: str, names=frozenset()) -> bool:
     words = _WORDS.findall(rest)
     if not words or _REQUESTS.match(rest) or _CORRECTS.match(chunk.strip()):
         return False  # "..., I mean the office": a correction, which the planner must see (and refuse)
+    if words[0] == "what" and words[1:2] in (["a"], ["an"]):
+        return True  # an exclamation: "..., what a day"
     return words[0] in _SUBJECTS or (_tells(words) and words[0] not in _RELATIVES and not names.intersection(words))
 
 

@@ -20,7 +20,7 @@ import functools
 from dataclasses import dataclass
 
 from wafer_reasoner.planner.scene import Scene
-from wafer_reasoner.understanding.lexicon import COLOR_WORDS, NEVER_A_LABEL
+from wafer_reasoner.understanding.lexicon import COLOR_WORDS, COMMAND_VERBS, NEVER_A_LABEL, OTHER_VERBS
 from wafer_reasoner.understanding.words import FILLERS, HEARD_AS, UNIT_WORDS, label_words, speech_words
 
 MENTION_TAGS = tuple(f"@{k}" for k in range(1, 9))  # objects: labels and pronouns
@@ -82,13 +82,16 @@ def _may_start(said: str, phrase: list, tolerant: bool, exact_words: frozenset) 
     return tolerant and said not in exact_words and word_matches(said, phrase[0])
 
 
+_VERBS = COMMAND_VERBS | OTHER_VERBS  # said exactly, a verb is no slip of a name ("place" is not "plate")
+
+
 def mention_spans(words: list, names, tolerant: bool = False, every: bool = False) -> list:
     """[(name, start, end)] of the first mention of each name (``every``: of every mention, a stutter such as
     "cups cups" counted once), in utterance order; a longer name wins over a shorter one at the same place
     ('coffee mug' over 'mug'), an exact match over a tolerant one."""
     names = set(names)
     phrases = {name: name_words(name) for name in names}
-    exact_words = frozenset(w for phrase in phrases.values() for w in phrase)
+    exact_words = frozenset(w for phrase in phrases.values() for w in phrase) | _VERBS
     found = []
     for name, phrase in phrases.items():
         starts = [k for k, said in enumerate(words) if _may_start(said, phrase, tolerant, exact_words)
