@@ -267,6 +267,15 @@ def test_work_the_robot_cannot_do_hidden_after_a_comma_is_refused(part):
     assert outside.asks_outside(part) or outside.says_what_language_lacks(part)
 
 
+@pytest.mark.parametrize(("part", "later"), [
+    ("bring me the mug at eight", True), ("bring me the mug at 8 pm", True), ("go to the office tomorrow", True),
+    ("bring me the mug every morning", True), ("in ten minutes, go to the kitchen", True),
+    ("wait in the hall for ten minutes", False), ("put the mug at the kitchen", False), ("wait 10 minutes", False),
+])
+def test_a_request_for_a_time_to_come_is_known(part, later):
+    assert outside.asks_for_later(part) is later
+
+
 def test_noise_after_a_comma_is_no_verb():
     assert not outside.asks_outside("transfer beakr, beakr to corridor")
 

@@ -125,6 +125,14 @@ FIND_REMOTE = "navigate(obj:remote_1)"
     ((), "please go to kitchen", "navigate(place:kitchen)"),  # 2.10.22
     ((), "bring me the cup, no rush", BRING_CUP),
     ((), "please stop", "stop()"),  # obeyed at once, as runtime/query.answer does (section 4)
+    ((), "take me to the stapler", "navigate(obj:stapler_1)"),  # 2.11
+    ((), "bring me the cup at eight", "clarify(unsupported)"),
+    ((), "in ten minutes, go to the kitchen", "clarify(unsupported)"),
+    ((), "turn counterclockwise", "rotate(90)"),
+    ((), "pause 5 seconds", "wait(5)"),
+    ((), "wait here for 10 seconds", "wait(10)"),
+    ((), "give me a sec", "wait(1)"),
+    ((), "get the door", "clarify(unsupported)"),
     ((), "stop following me", "stop()"),
 ])
 def test_the_planner_follows_the_rules_after_blind_set_d_and_the_questions_of_blind_set_e(model, extra, say, plan):

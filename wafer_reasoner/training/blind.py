@@ -17,6 +17,16 @@ BLIND_DIR = Path(__file__).resolve().parents[2] / "test" / "data" / "blind"
 BLIND_SETS = ("blind_a", "blind_b", "blind_c", "blind_d", "blind_e")
 
 
+# development sets, written the same way (from the contract alone) to be read: where the planner's rules were
+# checked and mended. Their figures measure nothing blind (docs/MODEL_CARD.md)
+DEV_DIR = BLIND_DIR.parent / "dev"
+DEV_SETS = ("dev_r", "dev_s", "dev_t")
+
+
+def dev_path(name: str) -> Path:
+    return DEV_DIR / f"{name}.jsonl"
+
+
 def blind_path(name: str) -> Path:
     return BLIND_DIR / f"{name}.jsonl"
 

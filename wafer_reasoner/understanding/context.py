@@ -26,7 +26,7 @@ from wafer_reasoner.understanding.lexicon import (
     UNSUPPORTED_VERBS,
     VERB_SLIPS,
 )
-from wafer_reasoner.understanding.outside import is_question, opens_with_unknown_verb
+from wafer_reasoner.understanding.outside import asks_for_later, is_question, opens_with_unknown_verb
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+")
 _ELLIPSIS = re.compile(r"\.{2,}|…")
@@ -115,6 +115,7 @@ _IDIOMS = (
     (re.compile(r"\bkeep\s+up\s+with\s+(me|us)\b", re.IGNORECASE), r"follow \1"),
     (re.compile(r"\bon\s+(?:the\s+)?top\s+of\b", re.IGNORECASE), "on"),  # "set it on top of the sofa"
     (re.compile(r"\bgimme\b", re.IGNORECASE), "give me"),
+    (re.compile(r"\btake\s+(me|us)\s+(?=to\b)", re.IGNORECASE), "go "),  # "take me to the lamp" is go (2.8.10)
     # informal speech said plainly: "could ye / ya / u", "gonna need", "wanna", "gotta"
     (re.compile(r"\b(could|can|would|will)\s+(?:ye|ya|u)\b", re.IGNORECASE), r"\1 you"),
     (re.compile(r"\b(?:i'm |i am |we're |we are )?gonna need\b", re.IGNORECASE), "I need"),
@@ -290,6 +291,8 @@ def _sets_the_scene(chunk: str, later: list, names=frozenset(), opened: bool = T
     said where it is ("in the kitchen, ..."), a thing named and then pointed at ("the hot water bottle, bring it to
     me") and any chunk with a command verb."""
     words = _WORDS.findall(_opening(chunk))
+    if asks_for_later(chunk):
+        return False  # "in ten minutes, go to the kitchen": when the request is for, refused later
     if not words:  # only openers: dropped after a remark ("..., and anyway, go ..."); "well, ..." stays
         return opened and bool(_WORDS.findall(chunk.lower()))
     if words[0] in _CONDITIONS or _BASE_COMMANDS.intersection(words):

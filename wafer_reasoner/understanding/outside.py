@@ -315,6 +315,29 @@ def negates_a_command(part: str) -> bool:
     return bool(words) and (words[0] in NEGATIONS or " ".join(words[:2]) in NEGATIONS)
 
 
+_HOURS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon|midnight|lunchtime|dinnertime|bedtime"
+# a time in the future the request is for ("bring me the mug at eight", "in ten minutes, go to the kitchen", "every
+# morning"): the language has no step that waits for a clock; "wait ten minutes" says a duration, not a time
+_SCHEDULED = re.compile(
+    rf"\b(?:at (?:\d{{1,2}}(?::\d\d)?|{_HOURS})(?: o'clock| ?am| ?pm| thirty| sharp)?(?=\W|$)|tomorrow|tonight|"
+    r"later (?:today|on)|this (?:afternoon|evening)|every (?:day|morning|evening|night|hour|week)|"
+    r"in (?:a|an|\d+|half an|a couple of|[a-z]+ty|ten|five|two|three|four|fifteen|twenty) (?:minutes?|hours?)(?=\W|$))",
+    re.IGNORECASE)
+# idioms that ask for a device ("get the door": open it; "get the lights": switch them)
+_DEVICE_IDIOMS = re.compile(r"\bget\s+the\s+(?:door|lights?)\b", re.IGNORECASE)
+
+
+def asks_for_later(part: str) -> bool:
+    """Whether a part is for a time to come ("bring me the mug at eight"), not a wait said as a duration."""
+    return bool(_SCHEDULED.search(part)) and not waits_for_a_duration(part)
+
+
+def waits_for_a_duration(part: str) -> bool:
+    """Whether a part opens, after lead-ins, with a wait verb ("wait in the hall for ten minutes")."""
+    words = [word for word in speech_words(part) if word not in LEAD_INS and word not in POLITENESS]
+    return words[:1] in (["wait"], ["pause"], ["stay"]) or words[:2] == ["hold", "on"]
+
+
 def says_a_manner(part: str, names=frozenset()) -> bool:
     """Whether a part asks for a manner of motion the robot cannot honour ("nice and slow navigate to the server
     room", "carefully can I have the mug", "go upstairs"), said as no name of a thing in view ("the slow cooker")."""
@@ -346,5 +369,5 @@ def refused_without_model(scene, utterance: str) -> bool:
     return asks_a_question(utterance) or asks_nothing(utterance) or any(
         asks_outside(part, names, place_words) or names_someone_else(part, names) or waits_without_duration(part)
         or says_a_manner(part, names) or turns_a_vague_amount(part) or says_what_language_lacks(part, names)
-        or negates_a_command(part)
+        or negates_a_command(part) or asks_for_later(part) or bool(_DEVICE_IDIOMS.search(part))
         for part in split_clauses(utterance, names))
