@@ -276,6 +276,16 @@ def test_a_request_for_a_time_to_come_is_known(part, later):
     assert outside.asks_for_later(part) is later
 
 
+@pytest.mark.parametrize(("part", "way"), [
+    ("go left", True), ("go back", True), ("move forward", True), ("go back please", True),
+    ("go back to the kitchen", False), ("head back to the office", False), ("come back", False),
+    ("turn left", False), ("go straight to the kitchen", False),
+])
+def test_going_a_way_is_not_going_to_a_place(part, way):
+    assert outside.goes_a_direction(part) is way
+    assert not outside.asks_outside("go straight to the kitchen")
+
+
 def test_noise_after_a_comma_is_no_verb():
     assert not outside.asks_outside("transfer beakr, beakr to corridor")
 

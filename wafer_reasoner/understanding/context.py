@@ -291,7 +291,7 @@ def _sets_the_scene(chunk: str, later: list, names=frozenset(), opened: bool = T
     said where it is ("in the kitchen, ..."), a thing named and then pointed at ("the hot water bottle, bring it to
     me") and any chunk with a command verb."""
     words = _WORDS.findall(_opening(chunk))
-    if asks_for_later(chunk):
+    if asks_for_later(chunk) and not _tells(words):
         return False  # "in ten minutes, go to the kitchen": when the request is for, refused later
     if not words:  # only openers: dropped after a remark ("..., and anyway, go ..."); "well, ..." stays
         return opened and bool(_WORDS.findall(chunk.lower()))

@@ -119,7 +119,8 @@ def is_question(part: str) -> bool:
 
 
 # words that may open a part and are no verb the language lacks: every word of the tables, colours, numbers, fillers
-_KNOWN_OPENERS = NEVER_A_LABEL | COLOR_WORDS | frozenset(NUMBER_WORDS) | FILLERS | LEAD_INS
+_KNOWN_OPENERS = NEVER_A_LABEL | COLOR_WORDS | frozenset(NUMBER_WORDS) | FILLERS | LEAD_INS | {
+    "straight", "directly", "ahead", "forward", "forwards", "backward", "sideways"}  # "go straight to the kitchen"
 # what follows a verb: its object or where it goes ("polish the lamp", "juggle it", "tiptoe into the nursery")
 _OBJECT_STARTS = DETERMINERS | PRONOUNS | COLOR_WORDS | {"to", "into", "onto", "across", "through", "toward",
                                                           "towards"}
@@ -338,6 +339,22 @@ def waits_for_a_duration(part: str) -> bool:
     return words[:1] in (["wait"], ["pause"], ["stay"]) or words[:2] == ["hold", "on"]
 
 
+_DIRECTIONS = frozenset({"left", "right", "forward", "forwards", "backward", "backwards", "back", "straight", "ahead",
+                         "away", "sideways"})
+_GOES = GO_VERBS - {"return", "approach", "navigate"}
+
+
+def goes_a_direction(part: str) -> bool:
+    """Whether a part asks to go a way rather than to a place ("go left", "move forward", "go back"): the language
+    goes to places, objects and the speaker; "go back to the kitchen" names one, "turn left" is a turn."""
+    words = speech_words(part)
+    for index, word in enumerate(words[:-1]):
+        if word in _GOES and words[index + 1] in _DIRECTIONS:
+            rest = [w for w in words[index + 2:] if w not in _DIRECTIONS]
+            return not rest or rest[0] not in ("to", "into", "over", "two", "too", "towards", "toward")
+    return False
+
+
 def says_a_manner(part: str, names=frozenset()) -> bool:
     """Whether a part asks for a manner of motion the robot cannot honour ("nice and slow navigate to the server
     room", "carefully can I have the mug", "go upstairs"), said as no name of a thing in view ("the slow cooker")."""
@@ -370,4 +387,5 @@ def refused_without_model(scene, utterance: str) -> bool:
         asks_outside(part, names, place_words) or names_someone_else(part, names) or waits_without_duration(part)
         or says_a_manner(part, names) or turns_a_vague_amount(part) or says_what_language_lacks(part, names)
         or negates_a_command(part) or asks_for_later(part) or bool(_DEVICE_IDIOMS.search(part))
+        or goes_a_direction(part)
         for part in split_clauses(utterance, names))
