@@ -9,6 +9,7 @@ model and the grammar copy them digit by digit. ``said_numbers`` collects the nu
 
 from __future__ import annotations
 
+import functools
 import re
 
 from wafer_reasoner.planner.syntax import MAX_DECIMALS, MAX_SAID_DIGITS
@@ -194,10 +195,15 @@ def _durations_in_seconds(words: list) -> list:
 def speech_words(text: str, destutter: bool = True) -> list:
     """utterance_words without fillers; a word said twice in a row said once ('the the cup'; ``destutter``);
     spoken numbers as digit words ('ninety degrees' -> '9 0 degrees'); minutes and hours as seconds."""
+    return list(_speech_words(text, destutter))
+
+
+@functools.lru_cache(maxsize=1024)  # a pure function of the text, asked by several rules for each part of a query
+def _speech_words(text: str, destutter: bool) -> tuple:
     words = [word for word in utterance_words(_decimal_durations(text)) if word not in FILLERS]
     if destutter:
         words = [w for k, w in enumerate(words) if k == 0 or w != words[k - 1] or not w.isalpha()]
-    return _durations_in_seconds(_numbers_as_digits(words))[:MAX_UTTERANCE_WORDS]
+    return tuple(_durations_in_seconds(_numbers_as_digits(words))[:MAX_UTTERANCE_WORDS])
 
 
 def _numbers_for_turn_or_wait(words) -> list:
