@@ -222,12 +222,17 @@ _NO_TIME = NEVER_A_LABEL | frozenset({"bit", "while", "moment", "little", "tick"
                                        "many", "put"})
 
 
+def _without_lead_ins(part: str) -> list:
+    """The part's speech words without lead-ins and politeness ("could you please hold on" -> hold, on)."""
+    return [word for word in speech_words(part) if word not in LEAD_INS and word not in POLITENESS]
+
+
 def waits_without_duration(part: str) -> bool:
     """Whether a part, after lead-ins, is a wait ("wait", "pause", "hold on") that says no time: the language
     plans a wait only for a duration said (section 2.1), and "a bit" names no object either. "a second" is a
     duration: the words say it as 1 second. A wait followed by anything else ("wait, bring me the cup") is
     not this."""
-    words = [word for word in speech_words(part) if word not in LEAD_INS and word not in POLITENESS]
+    words = _without_lead_ins(part)
     if words[:2] == ["hold", "on"]:
         rest = words[2:]
     elif words[:1] in (["wait"], ["pause"]):
@@ -335,7 +340,7 @@ def asks_for_later(part: str) -> bool:
 
 def waits_for_a_duration(part: str) -> bool:
     """Whether a part opens, after lead-ins, with a wait verb ("wait in the hall for ten minutes")."""
-    words = [word for word in speech_words(part) if word not in LEAD_INS and word not in POLITENESS]
+    words = _without_lead_ins(part)
     return words[:1] in (["wait"], ["pause"], ["stay"]) or words[:2] == ["hold", "on"]
 
 
