@@ -286,6 +286,30 @@ def test_going_a_way_is_not_going_to_a_place(part, way):
     assert not outside.asks_outside("go straight to the kitchen")
 
 
+@pytest.mark.parametrize(("part", "later"), [
+    ("bring me the pen if the doorbell rings", True), ("bring me the cup when the kettle boils", True),
+    ("pick up the box after lunch", True), ("if you see my specs, bring them to me", True),
+    ("bring me the cup if you don't mind", False), ("go to the kitchen when you can", False),
+    ("bring me the cup, then go to the office", False),
+])
+def test_a_request_on_a_condition_waits_for_an_event(part, later):
+    assert outside.asks_for_later(part) is later
+
+
+@pytest.mark.parametrize(("said", "refused"), [
+    ("Honestly, I need a break.", True), ("I could use a hand", True), ("give me a hand", True),
+    ("I need the box", False), ("I need a break from the noise, bring me the cup", False),
+])
+def test_a_request_word_before_what_no_robot_can_bring(said, refused):
+    scene = Scene(objects=(SceneObject("box_1", "box", "", 1.0, 0.0), SceneObject("cup_1", "cup", "", 2.0, 0.0)))
+    assert outside.refused_without_model(scene, said) is refused
+
+
+def test_a_put_particle_is_no_destination():
+    assert outside.asks_outside("put the kettle on for me")
+    assert not outside.asks_outside("put the mug on the box")
+
+
 def test_noise_after_a_comma_is_no_verb():
     assert not outside.asks_outside("transfer beakr, beakr to corridor")
 

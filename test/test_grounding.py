@@ -250,6 +250,29 @@ def test_a_verb_said_exactly_is_no_slip_of_a_label():
     assert [label for label, _, _ in hear(scene, "bring me the platr").spans] == ["plate"]  # a slip still is
 
 
+def test_a_pronoun_with_nothing_before_it_points_at_nothing():
+    from wafer_reasoner.understanding.grounding import points_at_nothing
+    scene = room()
+    assert points_at_nothing(scene, hear(scene, "put it on the table"))
+    assert not points_at_nothing(scene, hear(scene, "put it on the table"), antecedent="cup_1")
+    assert not points_at_nothing(room(holding="cup_1"), hear(room(holding="cup_1"), "put it on the table"))
+    assert not points_at_nothing(scene, hear(scene, "the red cup, put it on the table"))
+    assert not points_at_nothing(scene, hear(scene, "the new mallet, put it on the table"))  # a not-found, later
+
+
+def test_a_number_in_a_not_found_name_is_one_word_and_written_whole(tokenizer):
+    scene = room()
+    for say, name in (("go to dock twelve", "dock_12"), ("go to room 214", "room_214")):
+        prompt = build_prompt(scene, say, tokenizer)
+        grammar = grammar_for_query(tokenizer, prompt, scene, say)
+        spelled = tokenizer.spell_name("_".join(name.replace("_", " ").replace("12", "1 2").replace("214", "2 1 4")
+                                                .split()))
+        tokens = [tokenizer.ids["clarify("], tokenizer.ids["not_found:"], *spelled, tokenizer.ids[")"],
+                  tokenizer.ids[EOS]]
+        assert grammar.accepts(tokens), say
+        assert tokens_to_plan([tokenizer.tokens[t] for t in tokens], prompt) == f"clarify(not_found:{name})"
+
+
 def test_a_source_that_is_not_there_is_never_what_is_not_found(tokenizer):
     scene = room()
     say = "bring me the stapler from the attic"  # neither a stapler nor an attic

@@ -34,6 +34,8 @@ from wafer_reasoner.planner.scene import shown
 from wafer_reasoner.planner.syntax import MAX_STEPS, SEPARATOR
 from wafer_reasoner.understanding import clauses, coverage, outside
 from wafer_reasoner.understanding.context import what_is_asked
+from wafer_reasoner.understanding.grounding import points_at_nothing
+from wafer_reasoner.understanding.mentions import hear
 from wafer_reasoner.understanding.stop import is_stop_command
 
 MODEL_FILE = "planner.onnx"  # onnxruntime-genai's layout: the reference engine's, and genai's in bench_engine.py
@@ -218,7 +220,8 @@ class PlannerModel:
         return self._generate_one(scene, utterance, accept, antecedent, fits)
 
     def _generate_one(self, scene, utterance: str, accept, antecedent: str = "", fits=None) -> Generation:
-        if outside.refused_without_model(scene, utterance):  # outside the language whatever the model would say
+        if outside.refused_without_model(scene, utterance) or \
+                points_at_nothing(scene, hear(scene, utterance), antecedent):  # whatever the model would say
             return Generation(text=REFUSED, tokens=0, prefill_ms=0.0, decode_ms=0.0, total_ms=0.0, tokens_per_s=0.0)
         if self.engine is None:
             return self._generate_reference(scene, utterance, antecedent)

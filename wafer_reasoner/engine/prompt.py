@@ -20,6 +20,7 @@ One sequence, decoder-only::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from wafer_reasoner.engine.tokenizer import (
@@ -130,4 +131,10 @@ def tokens_to_plan(tokens, prompt: Prompt) -> str:
             pieces.append(names[slot] if slot < len(names) else "?")
         else:
             pieces.append(LETTER_TEXT.get(token, token))
-    return "".join(pieces)
+    return _NOT_FOUND.sub(lambda match: _DIGIT_JOINT.sub("", match.group(0)), "".join(pieces))
+
+
+# a not-found name is written as said, a number whole ("dock twelve" -> not_found:dock_12, docs/action_language.md
+# 2.8.15); the model writes the digits it copies one per word, as speech spells them ("dock_1_2")
+_NOT_FOUND = re.compile(r"not_found:[a-z0-9_]+")
+_DIGIT_JOINT = re.compile(r"(?<=\d)_(?=\d)")

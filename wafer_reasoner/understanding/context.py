@@ -18,11 +18,13 @@ from wafer_reasoner.understanding.lexicon import (
     BRING_VERBS,
     COMMAND_VERBS,
     FIND_VERBS,
+    INTERJECTIONS,
     MANNERS_REFUSED,
     OTHER_VERBS,
     PICK_VERBS,
     POLITENESS,
     PUT_VERBS,
+    QUESTION_WORDS,
     UNSUPPORTED_VERBS,
     VERB_SLIPS,
 )
@@ -116,6 +118,9 @@ _IDIOMS = (
     (re.compile(r"\bon\s+(?:the\s+)?top\s+of\b", re.IGNORECASE), "on"),  # "set it on top of the sofa"
     (re.compile(r"\bgimme\b", re.IGNORECASE), "give me"),
     (re.compile(r"\btake\s+(me|us)\s+(?=to\b)", re.IGNORECASE), "go "),  # "take me to the lamp" is go (2.8.10)
+    # "get the pillow to the cart" is a put (2.11.14), as "take the pillow to the cart"; "get me the cup" stays
+    (re.compile(r"\bget\s+(?=(?:the|a|an|my|this|that)\s+(?:[a-z]+\s+){0,3}?(?:to|into|onto)\s+"
+                r"(?:the|a|an|my|this|that)\b)", re.IGNORECASE), "take "),
     # informal speech said plainly: "could ye / ya / u", "gonna need", "wanna", "gotta"
     (re.compile(r"\b(could|can|would|will)\s+(?:ye|ya|u)\b", re.IGNORECASE), r"\1 you"),
     (re.compile(r"\b(?:i'm |i am |we're |we are )?gonna need\b", re.IGNORECASE), "I need"),
@@ -281,7 +286,12 @@ def _aside(chunk: str, names=frozenset()) -> bool:
         return False  # "..., I mean the office": a correction, which the planner must see (and refuse)
     if words[0] == "what" and words[1:2] in (["a"], ["an"]):
         return True  # an exclamation: "..., what a day"
+    if is_question(chunk) and chunk.rstrip().endswith("?"):
+        return False  # "..., and is the battery full?": a question, refused later
     return words[0] in _SUBJECTS or (_tells(words) and words[0] not in _RELATIVES and not names.intersection(words))
+
+
+_NOT_A_TOPIC = QUESTION_WORDS | INTERJECTIONS  # "what a morning, ..." names nothing a later "it" points at
 
 
 def _sets_the_scene(chunk: str, later: list, names=frozenset(), opened: bool = True) -> bool:
@@ -291,6 +301,8 @@ def _sets_the_scene(chunk: str, later: list, names=frozenset(), opened: bool = T
     said where it is ("in the kitchen, ..."), a thing named and then pointed at ("the hot water bottle, bring it to
     me") and any chunk with a command verb."""
     words = _WORDS.findall(_opening(chunk))
+    if MANNERS_REFUSED.intersection(_WORDS.findall(chunk.lower())):
+        return False  # "Hello, quickly, grab the toolbox": the manner asks something, refused later (2.11.2)
     if asks_for_later(chunk) and not _tells(words):
         return False  # "in ten minutes, go to the kitchen": when the request is for, refused later
     if not words:  # only openers: dropped after a remark ("..., and anyway, go ..."); "well, ..." stays
@@ -299,7 +311,11 @@ def _sets_the_scene(chunk: str, later: list, names=frozenset(), opened: bool = T
         # a command verb may be one the opening hid ("you must quietly bring ...", "i er need ..."); an -ing form
         # tells ("my dad's been looking for it all day")
         return False
-    pointed_at = any(_POINTERS.intersection(_WORDS.findall(c.lower())) for c in later)
+    # only a chunk that names a thing can be what a later "it" points at ("the hot water bottle, bring it to me",
+    # "the new mallet, put it ..." also when no mallet is in view); one that tells names nothing it points at ("my
+    # eyes aren't what they were, so would you grab the apple, put it on the desk": the apple)
+    names_one = bool(names.intersection(words)) or not (_tells(words) or words[0] in _NOT_A_TOPIC)
+    pointed_at = (not names or names_one) and any(_POINTERS.intersection(_WORDS.findall(c.lower())) for c in later)
     return not pointed_at and (_tells(words) or not names.intersection(words))
 
 
@@ -311,12 +327,21 @@ def _request_chunk(chunks: list, names=frozenset()) -> int:
     return next((k for k, chunk in enumerate(chunks) if k and _opens_a_command(chunk)), 0)
 
 
+# a comma chunk that only greets, thanks or addresses: never planned, wherever it stands
+_COURTESY = re.compile(
+    r"^\s*(?:(?:hello|hi|hey|good (?:morning|afternoon|evening)|thank you(?: very much| so much)?|thanks(?: a lot| so "
+    r"much)?|cheers|ta|love|mate|dear|pet|darling|sweetie|sweetheart|honey|buddy|pal|sir|madam|ma'am|my friend|"
+    r"my dear|robot|unit \w+|there's a good (?:lad|girl|boy|robot))\s*)+[.!?]*\s*$", re.IGNORECASE)
+
+
 def _without_asides(sentence: str, names=frozenset()) -> str:
     """The sentence without what only sets the scene before its request and the asides after it."""
     chunks = sentence.split(",")
     first = _request_chunk(chunks, names)
 
     def kept(k: int, chunk: str) -> bool:
+        if len(chunks) > 1 and _COURTESY.match(chunk):
+            return False  # "Hello, ..., thank you", "..., love", "Unit alpha, ..."
         if k < first:
             return not _sets_the_scene(chunk, chunks[k + 1:], names, opened=k > 0)
         return k == first or not _aside(chunk, names)
@@ -392,18 +417,24 @@ def _verbs_as_meant(text: str, names=frozenset()) -> str:
     return _SLIP.sub(lambda m: m.group(0) if m.group(0).lower() in names else VERB_SLIPS[m.group(0).lower()], text)
 
 
-def what_is_asked(utterance: str, names=frozenset()) -> str:
-    """The sentences of ``utterance`` that ask, without their hedges, asides and turn-of-talk words; the whole
-    utterance when none asks. ``names``: the words that name things in view and places on the map."""
+def _sentences(utterance: str, names=frozenset()) -> tuple:
+    """(the utterance without hedges, its sentences, whether each asks something of the robot)."""
     plain = _verbs_as_meant(without_hedges(utterance.strip()).strip(" ,"), names)
     paused = _ELLIPSIS.sub(",", plain)  # "um... the desk": a pause, not a sentence's end
     paused = _TITLES.sub(lambda match: match.group(0)[:-1], paused)  # "Dr. Okafor": one sentence
     paused = _COLON.sub(". ", paused)  # "I was told to ask you: take the tote to goods in"
     sentences = [s for s in _SENTENCES.split(paused) if s.strip()]
+    asking = [asks(s, names) or _names_what_follows(sentences, k, names) for k, s in enumerate(sentences)]
+    return plain, sentences, asking
+
+
+def what_is_asked(utterance: str, names=frozenset()) -> str:
+    """The sentences of ``utterance`` that ask, without their hedges, asides and turn-of-talk words; the whole
+    utterance when none asks. ``names``: the words that name things in view and places on the map."""
+    plain, sentences, asks_flags = _sentences(utterance, names)
     # why the person asks goes first: "so nobody trips on it" points at nothing the request needs
     asking = [_without_discourse(_without_asides(_as_corrected(_PURPOSE.sub("", s)), names))
-              for k, s in enumerate(sentences)
-              if asks(s, names) or _names_what_follows(sentences, k, names)]
+              for s, flag in zip(sentences, asks_flags) if flag]
     if not asking or asking == sentences:
         return utterance if plain == utterance.strip() or not plain else plain
     return " ".join(part.strip() for part in asking)

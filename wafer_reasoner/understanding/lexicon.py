@@ -169,7 +169,7 @@ OTHER_PEOPLE = frozenset({
     "plumber", "electrician", "engineer", "surgeon", "pharmacist", "secretary", "assistant", "foreman", "her",
     "grandson", "granddaughter", "grandchild", "grandchildren", "grandkids", "grandad", "granddad", "nana", "nephew",
     "niece", "cousin", "aunt", "auntie", "uncle", "partner", "girlfriend", "boyfriend", "fiance", "fiancee", "roommate",
-    "flatmate", "housemate", "toddler", "nanny", "babysitter", "carer", "caregiver", "mate", "pal", "boss's"})
+    "flatmate", "housemate", "toddler", "nanny", "babysitter", "carer", "caregiver", "boss's"})
 TITLES = frozenset({"dr", "mr", "mrs", "ms", "prof"})
 # verbs a recogniser may drop or swap a letter of ("fech", "brng", "birng"): long enough that the slip is no other
 # word. A slip is heard as the verb (docs/action_language.md 2.5); "pace", "brig" and "bing" are words of their own

@@ -131,6 +131,17 @@ _SENDS_SOMEWHERE = frozenset({"to", "into", "onto"})
 # where a put sends its object: "there" points back at one said before ("the sponge goes on the shelf, put it
 # there"); "move the box over here" is no row of 2.1
 _DESTINATIONS = (DESTINATION_WORDS - {"over"}) | {"there"}
+_NOT_WHERE = frozenset({"for", "please", "now", "again", "then", "and", "up", "down", "off", "too", "love", "dear"})
+
+
+def _says_a_destination(words: list) -> bool:
+    """Whether words say where a put sends its object: a destination word before what it names ("on the shelf",
+    "in bay 3", "there"), not one that ends the phrase ("put the kettle on for me": a device)."""
+    return any(word in _DESTINATIONS and (word == "there" or (index + 1 < len(words) and
+                                                               words[index + 1] not in _NOT_WHERE))
+               for index, word in enumerate(words))
+
+
 def _one_letter_off(word: str, verb: str) -> bool:
     """A letter dropped, added or two swapped ("fech", "bringg", "tunr"). A letter changed is not a slip: it
     makes another word too often ("stack" for "stick", "pack" for "pick")."""
@@ -168,8 +179,8 @@ def _verb_outside(word: str, following: list, label_words) -> bool:
     if word in NEEDS_DESTINATION and following:  # "move the chair", "leave the mug": a put with no destination (2.5)
         if following[0] in ("on", "off") and following[1:2] and following[1] in _DIRECT_OBJECT:
             # "put on the kettle", "put on your coat": a device or clothes; "drop off the box at the dock" is a put
-            return not _DESTINATIONS.intersection(following[2:])
-        return following[0] in _DIRECT_OBJECT and not _DESTINATIONS.intersection(following[1:])
+            return not _says_a_destination(following[2:])
+        return following[0] in _DIRECT_OBJECT and not _says_a_destination(following[1:])
     if word in NO_DIRECT_OBJECT_VERBS and following:
         if word in DEVICE_VERBS:  # "turn the fan down", "switch on the lamp", "turn it off"
             return following[0] in _DIRECT_OBJECT or (following[0] in ("on", "off", "up", "down") and
@@ -329,13 +340,27 @@ _SCHEDULED = re.compile(
     r"later (?:today|on)|this (?:afternoon|evening)|every (?:day|morning|evening|night|hour|week)|"
     r"in (?:a|an|\d+|half an|a couple of|[a-z]+ty|ten|five|two|three|four|fifteen|twenty) (?:minutes?|hours?)(?=\W|$))",
     re.IGNORECASE)
+# a condition on an event ("bring me the pen if the doorbell rings", "when the kettle boils", "after lunch"): no
+# step waits for an event (2.11.4). Hedges ("if you can", "when you have a moment") are taken off before this
+_CONDITIONAL = re.compile(
+    r"\b(?:if|when|whenever|once|as soon as|unless)\s+(?:the|a|an|my|your|his|her|their|it|it's|someone|somebody|"
+    r"anyone|i|i'm|we|he|she|they|there|you\s+(?!(?:(?:um|uh|er|erm|hmm)\W+)*(?:could|would|can|will|don't|do\b|have|"
+    r"get a|find (?:a|the)|want|like|wish|please|mind)))\b|"
+    r"\b(?:after|before)\s+(?:lunch|dinner|breakfast|supper|tea|work|school|class|the meeting|my nap|my shift)\b",
+    re.IGNORECASE)
+# a request word before what no robot can bring ("I need a break", "I could use a hand"; 2.7.6)
+_NO_THING = re.compile(
+    r"\b(?:i|we)\s+(?:really\s+|just\s+)?(?:need|want|could use|would like|'d like|'d love)\s+(?:a |an |some )?"
+    r"(?:break|rest|hand|help|hug|holiday|vacation|nap|sleep|breather|word|favou?r|chat|day off|fresh air|"
+    r"moment|minute)\b\s*[.!]*\s*$|\b(?:give|lend)\s+(?:me|us)\s+a\s+hand\b", re.IGNORECASE)
 # idioms that ask for a device ("get the door": open it; "get the lights": switch them)
 _DEVICE_IDIOMS = re.compile(r"\bget\s+the\s+(?:door|lights?)\b", re.IGNORECASE)
 
 
 def asks_for_later(part: str) -> bool:
-    """Whether a part is for a time to come ("bring me the mug at eight"), not a wait said as a duration."""
-    return bool(_SCHEDULED.search(part)) and not waits_for_a_duration(part)
+    """Whether a part is for a time or an event to come ("bring me the mug at eight", "when the kettle boils"),
+    not a wait said as a duration."""
+    return bool(_SCHEDULED.search(part) or _CONDITIONAL.search(part)) and not waits_for_a_duration(part)
 
 
 def waits_for_a_duration(part: str) -> bool:
@@ -391,6 +416,7 @@ def refused_without_model(scene, utterance: str) -> bool:
     return asks_a_question(utterance) or asks_nothing(utterance) or any(
         asks_outside(part, names, place_words) or names_someone_else(part, names) or waits_without_duration(part)
         or says_a_manner(part, names) or turns_a_vague_amount(part) or says_what_language_lacks(part, names)
-        or negates_a_command(part) or asks_for_later(part) or bool(_DEVICE_IDIOMS.search(part))
+        or negates_a_command(part) or asks_for_later(part)
+        or bool(_DEVICE_IDIOMS.search(part) or _NO_THING.search(part))
         or goes_a_direction(part)
         for part in split_clauses(utterance, names))

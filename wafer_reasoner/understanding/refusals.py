@@ -114,6 +114,18 @@ def _after_a_source(words: list, start: int) -> bool:
     return index >= 0 and words[index] in _SOURCES
 
 
+def _words_in_label_length(words: list, start: int) -> int:
+    """How many words from ``start`` make at most MAX_LABEL_WORDS words of a name, a number's one-digit words
+    counting as one ("room 2 1 4" is a two-word name: room_2_1_4, written room_214)."""
+    units, end = 0, start
+    while end < len(words) and units < MAX_LABEL_WORDS:
+        end += 1
+        while words[end - 1].isdigit() and end < len(words) and words[end].isdigit():
+            end += 1
+        units += 1
+    return end - start
+
+
 def _phrases(words: list, after_tag: bool) -> set:
     """Phrases of ``words`` that can name a thing and stand where a name stands: at each start the longest one
     ("the zorbix lab" names a zorbix lab, not a zorbix); never a source's anchor."""
@@ -121,7 +133,7 @@ def _phrases(words: list, after_tag: bool) -> set:
     for start in range(len(words)):
         if _after_a_source(words, start):
             continue
-        for n in range(min(MAX_LABEL_WORDS, len(words) - start), 0, -1):
+        for n in range(_words_in_label_length(words, start), 0, -1):
             if _in_name_position(words, start, start + n, after_tag) and \
                     can_name(words[start:start + n], start > 0 and words[start - 1] in _DESCRIBING):
                 phrases.add("_".join(words[start:start + n]))
