@@ -206,6 +206,7 @@ _NAMES = frozenset({"cake", "box", "wrench", "stapler", "remote", "cup", "kitche
     # a question after the request and a manner before it stay, to be refused
     ("Bring me the remote, and is the battery full?", "Bring me the remote, and is the battery full?"),
     ("Hello, quickly, grab the box.", "quickly, grab the box."),
+    ("bring me the cup, I want it now", "bring me the cup"),  # the request said again
 ])
 def test_only_what_asks_is_planned(said, asked):
     assert what_is_asked(said, _NAMES) == asked

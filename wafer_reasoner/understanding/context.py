@@ -282,6 +282,8 @@ def _aside(chunk: str, names=frozenset()) -> bool:
     way"); never a relative clause ("which is on the table") nor one that names a thing ("the one by the sink")."""
     rest = _opening(chunk)
     words = _WORDS.findall(rest)
+    if _REQUESTS.match(rest) and _POINTERS.intersection(words) and not names.intersection(words):
+        return True  # "..., I want it now": the request again, about what it asked for (2.12)
     if not words or _REQUESTS.match(rest) or _CORRECTS.match(chunk.strip()):
         return False  # "..., I mean the office": a correction, which the planner must see (and refuse)
     if words[0] == "what" and words[1:2] in (["a"], ["an"]):
