@@ -95,6 +95,8 @@ MAX_MODEL_JSON_DEPTH = 8
 MAX_MODEL_JSON_CONTAINERS = 256
 MAX_MODEL_DIMENSION = 1 << 20  # layers, heads, head size, vocabulary, context: beyond this the file is corrupt
 _THEM = re.compile(r"\bthem\b", re.IGNORECASE)
+# only an utterance with one of these can have a pronoun that points at nothing
+_POINTER_WORDS = re.compile(r"\b(?:it|them|this|that|these|those)\b", re.IGNORECASE)
 _DIMENSIONS = (("decoder", "num_hidden_layers"), ("decoder", "num_key_value_heads"), ("decoder", "head_size"),
                ("model", "vocab_size"), ("model", "context_length"))
 
@@ -220,8 +222,8 @@ class PlannerModel:
         return self._generate_one(scene, utterance, accept, antecedent, fits)
 
     def _generate_one(self, scene, utterance: str, accept, antecedent: str = "", fits=None) -> Generation:
-        if outside.refused_without_model(scene, utterance) or \
-                points_at_nothing(scene, hear(scene, utterance), antecedent):  # whatever the model would say
+        if outside.refused_without_model(scene, utterance) or (
+                _POINTER_WORDS.search(utterance) and points_at_nothing(scene, hear(scene, utterance), antecedent)):
             return Generation(text=REFUSED, tokens=0, prefill_ms=0.0, decode_ms=0.0, total_ms=0.0, tokens_per_s=0.0)
         if self.engine is None:
             return self._generate_reference(scene, utterance, antecedent)

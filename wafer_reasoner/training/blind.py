@@ -14,7 +14,7 @@ from pathlib import Path
 from wafer_reasoner.planner.scene import scene_from_dict
 
 BLIND_DIR = Path(__file__).resolve().parents[2] / "test" / "data" / "blind"
-BLIND_SETS = ("blind_a", "blind_b", "blind_c", "blind_d", "blind_e")
+BLIND_SETS = ("blind_a", "blind_b", "blind_c", "blind_d", "blind_e", "blind_f", "blind_g")
 
 
 # development sets, written the same way (from the contract alone) to be read: where the planner's rules were
