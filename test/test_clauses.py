@@ -270,9 +270,13 @@ def test_work_the_robot_cannot_do_hidden_after_a_comma_is_refused(part):
 @pytest.mark.parametrize(("part", "later"), [
     ("bring me the mug at eight", True), ("bring me the mug at 8 pm", True), ("go to the office tomorrow", True),
     ("bring me the mug every morning", True), ("in ten minutes, go to the kitchen", True),
+    ("bring me the pen if the doorbell rings", True), ("bring me the cup when the kettle boils", True),
+    ("pick up the box after lunch", True), ("if you see my specs, bring them to me", True),
     ("wait in the hall for ten minutes", False), ("put the mug at the kitchen", False), ("wait 10 minutes", False),
+    ("bring me the cup if you don't mind", False), ("go to the kitchen when you can", False),
+    ("bring me the cup, then go to the office", False),
 ])
-def test_a_request_for_a_time_to_come_is_known(part, later):
+def test_a_request_for_a_time_or_an_event_to_come_is_known(part, later):
     assert outside.asks_for_later(part) is later
 
 
@@ -284,16 +288,6 @@ def test_a_request_for_a_time_to_come_is_known(part, later):
 def test_going_a_way_is_not_going_to_a_place(part, way):
     assert outside.goes_a_direction(part) is way
     assert not outside.asks_outside("go straight to the kitchen")
-
-
-@pytest.mark.parametrize(("part", "later"), [
-    ("bring me the pen if the doorbell rings", True), ("bring me the cup when the kettle boils", True),
-    ("pick up the box after lunch", True), ("if you see my specs, bring them to me", True),
-    ("bring me the cup if you don't mind", False), ("go to the kitchen when you can", False),
-    ("bring me the cup, then go to the office", False),
-])
-def test_a_request_on_a_condition_waits_for_an_event(part, later):
-    assert outside.asks_for_later(part) is later
 
 
 @pytest.mark.parametrize(("said", "refused"), [
