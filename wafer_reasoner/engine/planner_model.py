@@ -35,7 +35,6 @@ from wafer_reasoner.planner.syntax import MAX_STEPS, SEPARATOR
 from wafer_reasoner.understanding import clauses, coverage, outside
 from wafer_reasoner.understanding.context import what_is_asked
 from wafer_reasoner.understanding.grounding import points_at_nothing
-from wafer_reasoner.understanding.mentions import hear
 from wafer_reasoner.understanding.stop import is_stop_command
 
 MODEL_FILE = "planner.onnx"  # onnxruntime-genai's layout: the reference engine's, and genai's in bench_engine.py
@@ -44,6 +43,11 @@ EXPORT_FILES = {"kv-int8": "planner_kv_int8.onnx", "kv": "planner_kv.onnx", "gen
 MAX_NEW_TOKENS = 64
 REFUSED = "clarify(unsupported)"  # the plan for a part outside the language (a question)
 STOP_PLAN = "stop()"
+
+
+def _without_model(text: str) -> Generation:
+    """A plan decided without the model (a stop, a refusal known by rules): no tokens, no model time."""
+    return Generation(text=text, tokens=0, prefill_ms=0.0, decode_ms=0.0, total_ms=0.0, tokens_per_s=0.0)
 MAX_CONTINUATIONS = 3  # passes after a plan that left a mention uncovered (a 4-clause command: usually 1)
 FAST, REFERENCE = "fast", "reference"
 ENGINES = (FAST, REFERENCE)
@@ -95,8 +99,6 @@ MAX_MODEL_JSON_DEPTH = 8
 MAX_MODEL_JSON_CONTAINERS = 256
 MAX_MODEL_DIMENSION = 1 << 20  # layers, heads, head size, vocabulary, context: beyond this the file is corrupt
 _THEM = re.compile(r"\bthem\b", re.IGNORECASE)
-# only an utterance with one of these can have a pronoun that points at nothing
-_POINTER_WORDS = re.compile(r"\b(?:it|them|this|that|these|those)\b", re.IGNORECASE)
 _DIMENSIONS = (("decoder", "num_hidden_layers"), ("decoder", "num_key_value_heads"), ("decoder", "head_size"),
                ("model", "vocab_size"), ("model", "context_length"))
 
@@ -215,16 +217,15 @@ class PlannerModel:
         cup."). ``fits(prompt_tokens, lengths, done) -> n`` (best-of-N): how many leading candidates can still make
         a deadline; the others are stopped (FastEngine.decode)."""
         if is_stop_command(utterance):  # as runtime/query.answer: obeyed at once, no model (contract section 4)
-            return Generation(text=STOP_PLAN, tokens=0, prefill_ms=0.0, decode_ms=0.0, total_ms=0.0, tokens_per_s=0.0)
+            return _without_model(STOP_PLAN)
         utterance = what_is_asked(utterance, clauses.scene_names(scene))
         if self.engine is None or self.engine.config.candidates == 1:
             return self._generate_by_clause(scene, utterance, accept, antecedent)
         return self._generate_one(scene, utterance, accept, antecedent, fits)
 
     def _generate_one(self, scene, utterance: str, accept, antecedent: str = "", fits=None) -> Generation:
-        if outside.refused_without_model(scene, utterance) or (
-                _POINTER_WORDS.search(utterance) and points_at_nothing(scene, hear(scene, utterance), antecedent)):
-            return Generation(text=REFUSED, tokens=0, prefill_ms=0.0, decode_ms=0.0, total_ms=0.0, tokens_per_s=0.0)
+        if outside.refused_without_model(scene, utterance):  # outside the language whatever the model would say
+            return _without_model(REFUSED)
         if self.engine is None:
             return self._generate_reference(scene, utterance, antecedent)
         with self._engine_lock:
@@ -262,6 +263,8 @@ class PlannerModel:
     def _generate_fast(self, scene, utterance: str, accept, antecedent: str = "", fits=None) -> Generation:
         started = time.perf_counter()
         prompt = self.fit_prompt(scene, utterance, antecedent)
+        if points_at_nothing(prompt.heard, prompt.grounding):  # "put it on the shelf", nothing to stand for
+            return _without_model(REFUSED)
         grammar = None
         if self.engine.config.constrained:
             grammar = grammar_for_query(self.tokenizer, prompt, scene, utterance)
@@ -326,6 +329,8 @@ class PlannerModel:
         """Greedy decoding of one plan for (scene, utterance), one session.run per token."""
         started = time.perf_counter()
         prompt = self.fit_prompt(scene, utterance, antecedent)
+        if points_at_nothing(prompt.heard, prompt.grounding):
+            return _without_model(REFUSED)
         ids = np.array([[self.tokenizer.id(t) for t in prompt.tokens]], dtype=np.int64)  # [1, S]
         mask = np.ones_like(ids)  # [1, T]
         prefill_start = time.perf_counter()

@@ -299,15 +299,13 @@ def ground(scene: Scene, heard, antecedent: str = "") -> Grounding:
     return Grounding(tuple(objects), tuple(scene.place(name) for name, _, _ in heard.places))
 
 
-def points_at_nothing(scene: Scene, heard, antecedent: str = "") -> bool:
-    """Whether a pronoun of the utterance stands for nothing: no mention before it, no object an earlier part
-    acted on, nothing held ("put it on the shelf" on its own), or several things ("those"). The plan is
-    ``clarify(unsupported)`` (docs/action_language.md 2.3), before any not-found of the rest of the command."""
-    grounding = ground(scene, heard, antecedent)
-    pronoun_starts = [start for start, _ in heard.pronouns]
+def points_at_nothing(heard, grounding: Grounding) -> bool:
+    """Whether a pronoun of the utterance stands for nothing (``ground`` found no mention before it, no object an
+    earlier part acted on, nothing held: "put it on the shelf" on its own), or for several things ("those").
+    The plan is ``clarify(unsupported)`` (docs/action_language.md 2.3), before any not-found of the rest."""
     meanings = [meant for reference, meant in grounding.objects if reference is None]
     # a pronoun after a word that may name a thing ("the teal book, put it there" with no book in view) points at
     # that thing: the refusal is its not-found, which the model writes
     return any(meant == "missing" and not any(word not in lexicon.NEVER_A_LABEL and not word.isdigit()
                                               for word in heard.words[:start])
-               for start, meant in zip(pronoun_starts, meanings))
+               for (start, _), meant in zip(heard.pronouns, meanings))
