@@ -43,14 +43,14 @@ EXPORT_FILES = {"kv-int8": "planner_kv_int8.onnx", "kv": "planner_kv.onnx", "gen
 MAX_NEW_TOKENS = 64
 REFUSED = "clarify(unsupported)"  # the plan for a part outside the language (a question)
 STOP_PLAN = "stop()"
+MAX_CONTINUATIONS = 3  # passes after a plan that left a mention uncovered (a 4-clause command: usually 1)
+FAST, REFERENCE = "fast", "reference"
+ENGINES = (FAST, REFERENCE)
 
 
 def _without_model(text: str) -> Generation:
     """A plan decided without the model (a stop, a refusal known by rules): no tokens, no model time."""
     return Generation(text=text, tokens=0, prefill_ms=0.0, decode_ms=0.0, total_ms=0.0, tokens_per_s=0.0)
-MAX_CONTINUATIONS = 3  # passes after a plan that left a mention uncovered (a 4-clause command: usually 1)
-FAST, REFERENCE = "fast", "reference"
-ENGINES = (FAST, REFERENCE)
 
 
 class ModelLoadError(RuntimeError):
