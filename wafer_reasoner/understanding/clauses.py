@@ -19,6 +19,7 @@ from dataclasses import replace
 from wafer_reasoner.planner.language import Handover, Pick, PlaceOn, PlanSyntaxError, Ref, parse_plan
 from wafer_reasoner.understanding.lexicon import (
     COMMAND_VERBS,
+    FRAMING_VERBS,
     OTHER_VERBS,
     POLITENESS,
 )
@@ -35,10 +36,7 @@ LEAD_INS = POLITENESS | {"also", "then", "could", "can", "would", "will", "you",
                           "now", "next"}
 SERIAL = frozenset({"go", "come", "and"})  # "go and get the cup" is one command
 _POINTERS = frozenset({"it", "them"})
-_VERBS = (COMMAND_VERBS | OTHER_VERBS) - {"please", "thank", "thanks", "could", "can", "would", "will", "shall",
-                                           "should", "may", "might", "must", "is", "are", "was", "were", "be", "been",
-                                           "am", "has", "have", "had", "does", "did", "done", "need", "want", "like",
-                                           "love", "know", "think", "let", "try", "keep"}
+_VERBS = (COMMAND_VERBS | OTHER_VERBS) - FRAMING_VERBS
 
 
 def _starts_command(text: str) -> bool:

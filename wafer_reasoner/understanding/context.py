@@ -18,6 +18,7 @@ from wafer_reasoner.understanding.lexicon import (
     BRING_VERBS,
     COMMAND_VERBS,
     FIND_VERBS,
+    FRAMING_VERBS,
     INTERJECTIONS,
     MANNERS_REFUSED,
     OTHER_VERBS,
@@ -191,11 +192,8 @@ _MANNER_FIRST = re.compile(r"^(?:(?:%s)\b[\s,]*)+" % "|".join(sorted(MANNERS_REF
 # verbs a comma chunk opens with when it asks ("..., so pick up the walker", "..., could you start the dishwasher"):
 # the language's and any other verb, but not the ones that frame talk ("you know", "let's just say", "see, ...")
 # nor modals, auxiliaries and past forms, which tell
-_FRAMING = frozenset({"know", "think", "want", "need", "like", "love", "let", "try", "keep", "see", "say", "mind",
-                      "please", "thank", "thanks", "would", "could", "can", "will", "shall", "should", "may", "might",
-                      "must", "is", "are", "was", "were", "be", "been", "am", "has", "have", "had", "do", "does", "did",
-                      "done", "got", "gotten", "went", "came", "took", "brought", "gave", "listen", "watch", "remember",
-                      "stop"})
+_FRAMING = FRAMING_VERBS | {"see", "say", "mind", "do", "got", "gotten", "went", "came", "took", "brought", "gave",
+                            "listen", "watch", "remember", "stop"}
 _IMPERATIVES = COMMAND_VERBS | UNSUPPORTED_VERBS | (OTHER_VERBS - _FRAMING)
 _TELLING = frozenset({"is", "are", "was", "were", "isn't", "aren't", "it's", "that's", "there's", "has", "have"})
 # verbs that tell rather than ask, early in a comma chunk ("my ride is here", "mummy says ..."); how early

@@ -44,6 +44,12 @@ OTHER_VERBS = frozenset({
     "may", "might", "must", "please", "thank", "thanks", "is", "are", "was", "were", "be", "been", "am",
     "has", "have", "had", "does", "did", "done", "got", "gotten", "went", "came", "took", "brought", "gave",
 })
+# words among the verb tables that frame talk rather than ask for an action: modals, auxiliaries, thanks and the
+# verbs of wanting and thinking ("could you ...", "I need ...", "you know ..."); never where a command starts
+FRAMING_VERBS = frozenset({"please", "thank", "thanks", "could", "can", "would", "will", "shall", "should", "may",
+                           "might", "must", "is", "are", "was", "were", "be", "been", "am", "has", "have", "had",
+                           "does", "did", "done", "need", "want", "like", "love", "know", "think", "let", "try",
+                           "keep"})
 # verbs that ask for something the action language cannot do whatever follows them (docs/action_language.md 2.5:
 # cleaning, cooking, handling it cannot honour, calls, chores). Verbs that also open supported commands ("turn
 # left", "set the cup on the table", "open" / "close" as in "close to") or sound like other words ("read": "red",
