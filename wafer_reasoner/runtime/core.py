@@ -152,6 +152,11 @@ def answer_line(result: PlanResult) -> str:
             f"{f', {behind:.0f} ms behind' if behind > 0.0 else ''})")
 
 
+
+def holds_a_stop(texts) -> bool:
+    """Whether any of these utterances is a stop (non-text ones never are)."""
+    return any(isinstance(text, str) and is_stop_command(text) for text in texts)
+
 class ReasonerCore:
     """Plans each utterance with the query, runs the plan with the executor, keeps arm and base apart."""
 
@@ -217,7 +222,7 @@ class ReasonerCore:
         """Utterances taken from the wire together, in order. A stop among them stops the robot before any of
         them is even numbered (what came before it is dropped by it all the same)."""
         out = []
-        if any(isinstance(text, str) and is_stop_command(text) for text in texts):
+        if holds_a_stop(texts):
             out += [VelocityCommand(0.0, 0.0), *self._dispatch(self.executor.stop(now_s), now_s)]
         for text in texts:
             out += self.hear(text, now_s)
