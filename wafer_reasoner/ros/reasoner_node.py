@@ -63,12 +63,11 @@ from wafer_reasoner.ros.reasoner_diagnostics import diagnostics_msg
 from wafer_reasoner.ros.reasoner_outputs import CoreOutputs
 from wafer_reasoner.ros.reasoner_params import PARAMETERS, reasoner_from_parameters
 from wafer_reasoner.runtime.assembly import ConfigurationError
-from wafer_reasoner.runtime.core import WARN, holds_a_stop
+from wafer_reasoner.runtime.core import WARN
+from wafer_reasoner.runtime.intake import hear_in_slices
 from wafer_reasoner.runtime.worker import PlanningWorker
 
 NODE_NAME = "reasoner_node"
-MAX_SPEECH_BATCH = 1024  # utterances heard in one speech callback at most
-HEAR_SLICE = 64  # utterances heard and answered between two looks for newly arrived speech (a stop among it)
 GIL_SWITCH_INTERVAL_S = 0.0005
 SUCCESS, FAILURE = TransitionCallbackReturn.SUCCESS, TransitionCallbackReturn.FAILURE
 __all__ = ["PARAMETERS", "ConfigurationError", "ReasonerNode", "main"]
@@ -240,30 +239,13 @@ class ReasonerNode(LifecycleNode):
         return conversions.seconds_from_nanoseconds(self.get_clock().now().nanoseconds)
 
     def _on_speech(self, msg: String) -> None:
-        """This message and every one already waiting behind it, heard in one callback: a burst costs one
-        executor round trip per batch, not per message.
-
-        Utterances are heard and answered a slice at a time (hearing one takes tens of microseconds: it gets its
-        record), and what arrived meanwhile is taken between slices and heard after them, in this callback (at
-        most MAX_SPEECH_BATCH in all). A stop zeroes cmd_vel as soon as it is taken, before anything taken with
-        it is heard; hearing it then drops what waits for the planner."""
-        texts = self._heeded([msg.data] + self._waiting_speech(MAX_SPEECH_BATCH - 1))
-        heard = 0
-        while heard < len(texts):
-            slice_ = texts[heard:heard + HEAR_SLICE]
-            heard += len(slice_)
-            self._out.publish(self._core.hear_all(slice_, self._now()))
-            texts += self._heeded(self._waiting_speech(MAX_SPEECH_BATCH - len(texts)))
+        """This message and every one already waiting behind it, heard in one callback a slice at a time (a
+        burst costs one executor round trip, not one per message); a stop among them zeroes cmd_vel as soon as
+        it is taken (runtime/intake.py)."""
+        hear_in_slices([msg.data], lambda limit: [m.data for m in self._take_waiting(self._speech_sub, limit)],
+                       lambda texts: self._out.publish(self._core.hear_all(texts, self._now())),
+                       self._out.zero_velocity)
         self._feed_planner(self._now())
-
-    def _waiting_speech(self, limit: int) -> list:
-        return [pending.data for pending in self._take_waiting(self._speech_sub, limit)]
-
-    def _heeded(self, texts: list) -> list:
-        """``texts``, just taken; a stop among them has zeroed cmd_vel."""
-        if holds_a_stop(texts):
-            self._out.zero_velocity()
-        return texts
 
     @staticmethod
     def _take_waiting(subscription, limit: int) -> list:
