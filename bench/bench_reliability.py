@@ -228,23 +228,19 @@ def start_reasoner(env: dict, log_path: Path, nice: int) -> subprocess.Popen:
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
 
 
-def start_relay(env: dict, log_path: Path, realtime_priority: Optional[int],
-                keep_cpus_awake: Optional[bool]) -> subprocess.Popen:
+def start_relay(env: dict, log_path: Path, realtime_priority: Optional[int]) -> subprocess.Popen:
     """emergency_stop_relay as reasoner.launch.py starts it beside the reasoner (its own process, its config;
-    ``realtime_priority`` and ``keep_cpus_awake`` override the config's)."""
+    ``realtime_priority`` overrides the config's)."""
     command = node_command("emergency_stop_relay", "--params-file", str(REPO / "config" / "emergency_stop_relay.yaml"))
     if realtime_priority is not None:
         command += ["-p", f"realtime_priority:={realtime_priority}"]
-    if keep_cpus_awake is not None:
-        command += ["-p", f"keep_cpus_awake:={str(keep_cpus_awake).lower()}"]
     with open(log_path, "wb") as log:
         return subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                 start_new_session=True)
 
 
 def relay_priority(log_path: Path) -> str:
-    """What the relay said it got (its start-up line: "... (SCHED_FIFO 20)", "... (nice -10)", "... (SCHED_FIFO
-    20; 2 CPUs kept awake)")."""
+    """What the relay said it got (its start-up line: "... (SCHED_FIFO 20)" or "... (nice -10)")."""
     match = re.search(r"relaying .* \((.*)\)", log_path.read_text(errors="replace")) if log_path.exists() else None
     return match.group(1) if match else ""
 
@@ -261,8 +257,6 @@ def main(argv=None) -> int:
                         help="without emergency_stop_relay: reasoner_node alone answers the emergency stop")
     parser.add_argument("--relay-realtime-priority", type=int, default=None,
                         help="the relay's SCHED_FIFO priority (0: none, its nice value instead); default: its config")
-    parser.add_argument("--relay-keep-cpus-awake", choices=("true", "false"), default=None,
-                        help="the relay's keep_cpus_awake (a SCHED_IDLE looping process per CPU); default: its config")
     parser.add_argument("--button-realtime-priority", type=int, default=20,
                         help="the e-stop button process's SCHED_FIFO priority (0: normal priority)")
     parser.add_argument("--strict", action="store_true")
@@ -275,9 +269,7 @@ def main(argv=None) -> int:
     try:  # whatever fails from here on, every process started is stopped (a leaked node talks on its domain)
         node = start_reasoner(env, log_dir / "bench_reliability_reasoner.log", args.node_nice)
         relay = None if args.no_relay else start_relay(env, log_dir / "bench_reliability_relay.log",
-                                                           args.relay_realtime_priority,
-                                                           None if args.relay_keep_cpus_awake is None
-                                                           else args.relay_keep_cpus_awake == "true")
+                                                           args.relay_realtime_priority)
         listener = Listener(lease.domain_id)
         sender = Sender(env)
         listeners = (1 if relay is None else 2) + 1  # the reasoner's emergency stop thread, the relay, and ours

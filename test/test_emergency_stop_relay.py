@@ -1,10 +1,8 @@
 """emergency_stop_relay over real DDS: a zero cmd_vel for every emergency stop, nothing else, from a process of
 its own (a ROS_DOMAIN_ID of its own, localhost only; the process is ended by its PID in teardown)."""
 
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -87,8 +85,7 @@ def test_the_config_file_mirrors_the_declared_parameters():
     declared = {name: param.default for name, param in emergency_stop_relay.PARAMETERS.items()}
     assert params == declared
     for name, param in emergency_stop_relay.PARAMETERS.items():
-        if not isinstance(param.default, bool):  # a switch has no range
-            assert param.low <= param.default <= param.high, name
+        assert param.low <= param.default <= param.high, name
 
 
 def test_the_relay_asks_for_real_time_scheduling_and_says_what_it_got():
@@ -115,22 +112,3 @@ def test_the_relay_sets_the_nice_value_it_is_given():
             "print(ask_for_priority(5)); print(os.getpriority(os.PRIO_PROCESS, 0)); print(ask_for_priority(0))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=WAIT_S)
     assert out.stdout.split("\n")[:3] == ["nice 5", "5", "nice unchanged"], out.stderr
-
-
-def test_the_relay_keeps_the_cpus_awake_when_asked_and_its_spinners_end_with_it(ros_context, domain_id, tmp_path):
-    probe = RelayProbe(ros_context, domain_id, tmp_path / "relay.log", "-p", "keep_cpus_awake:=true")
-    try:
-        probe.spin_until(lambda: "CPUs kept awake" in probe.log_path.read_text(), "the start-up line")
-        spinners = _children(probe.process.pid)
-        assert len(spinners) == len(os.sched_getaffinity(0))
-        probe.stop.publish(Empty())  # still relays
-        probe.spin_until(lambda: len(probe.twists) >= 1, "zero cmd_vel")
-    finally:
-        probe.close()
-    assert all(not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
-               for pid in spinners)
-
-
-def _children(pid: int) -> list:
-    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
-            for child in (task / "children").read_text().split()]

@@ -27,7 +27,6 @@ from wafer_reasoner.ros.emergency_stop import TOPIC
 from wafer_reasoner.ros.node_main import run_node
 from wafer_reasoner.ros.params import Param, declare_parameters, parameter_values
 from wafer_reasoner.ros.qos import COMMAND_QOS, EMERGENCY_STOP_QOS
-from wafer_reasoner.runtime.cpu_awake import start_spinners, stop_spinners
 
 NODE_NAME = "emergency_stop_relay"
 PARAMETERS = {
@@ -38,10 +37,6 @@ PARAMETERS = {
     "nice": Param(-10, "Nice value the process asks for at start when it runs without real-time scheduling "
                   "(negative: ahead of other work on the machine; needs root or CAP_SYS_NICE, else it runs as it "
                   "is). 0 leaves it alone.", -20, 19),
-    "keep_cpus_awake": Param(False, "Keep every CPU this process may run on from halting while idle, with one "
-                             "looping process per CPU at SCHED_IDLE (it runs only when nothing else wants the "
-                             "CPU): a stop then wakes the relay at once, where an idle virtual CPU can take "
-                             "milliseconds to wake. Costs power, not work; for VMs and simulation hosts."),
 }
 
 
@@ -53,25 +48,18 @@ class EmergencyStopRelay(Node):
         super().__init__(NODE_NAME, **kwargs)
         declare_parameters(self, PARAMETERS)
         values = parameter_values(self, PARAMETERS)
-        # Before real-time scheduling is asked for: a spinner inherits the policy of the thread that starts it.
-        self._spinners = start_spinners() if values["keep_cpus_awake"] else []
         self.priority = ask_for_realtime(values["realtime_priority"]) or ask_for_priority(values["nice"])
         self._zero = zero_twist()
         self._cmd_vel = self.create_publisher(Twist, "cmd_vel", COMMAND_QOS)
         self.create_subscription(Empty, TOPIC, self._on_stop, EMERGENCY_STOP_QOS)
-        awake = f"; {len(self._spinners)} CPUs kept awake" if self._spinners else ""
         self.get_logger().info(f"relaying {self.resolve_topic_name(TOPIC)} to a zero "
-                               f"{self.resolve_topic_name('cmd_vel')} ({self.priority}{awake})")
+                               f"{self.resolve_topic_name('cmd_vel')} ({self.priority})")
         # Everything made so far (modules, rclpy, this node) is never scanned by the cyclic garbage collector
         # again: a full collection over it takes milliseconds, and one falling during a stop would delay it.
         gc.freeze()
 
     def _on_stop(self, _msg: Empty) -> None:
         self._cmd_vel.publish(self._zero)
-
-    def destroy_node(self) -> None:
-        stop_spinners(self._spinners)
-        super().destroy_node()
 
 
 def ask_for_realtime(priority: int) -> str:
