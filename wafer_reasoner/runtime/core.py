@@ -71,7 +71,7 @@ from wafer_reasoner.runtime.query import (
     utterance_problem,
     verifier_accepts,
 )
-from wafer_reasoner.understanding.stop import is_stop_command
+from wafer_reasoner.understanding.stop import holds_a_stop, is_stop_command
 
 NO_SCENE_REASON = "I can't see anything yet."
 GRASP_FAILED_REASON = "I couldn't grasp it."
@@ -151,11 +151,6 @@ def answer_line(result: PlanResult) -> str:
             f"{result.timings_ms.get('emulated_ms', math.nan):.1f} ms emulated"
             f"{f', {behind:.0f} ms behind' if behind > 0.0 else ''})")
 
-
-
-def holds_a_stop(texts) -> bool:
-    """Whether any of these utterances is a stop (non-text ones never are)."""
-    return any(isinstance(text, str) and is_stop_command(text) for text in texts)
 
 class ReasonerCore:
     """Plans each utterance with the query, runs the plan with the executor, keeps arm and base apart."""

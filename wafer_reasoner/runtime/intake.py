@@ -11,7 +11,7 @@ heard, and what arrives while a slice is heard is taken before the next slice.
 
 from __future__ import annotations
 
-from wafer_reasoner.runtime.core import holds_a_stop
+from wafer_reasoner.understanding.stop import holds_a_stop
 
 HEAR_SLICE = 64  # utterances heard between two looks for newly arrived speech
 MAX_BATCH = 1024  # utterances heard in one call at most (the rest waits for the next one)

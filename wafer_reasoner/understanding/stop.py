@@ -42,3 +42,8 @@ def is_stop_command(utterance: str) -> bool:
     has_stop_word = any(word in STOP_WORDS for word in words)
     only_known_words = all(word in STOP_WORDS or word in FILLER_WORDS for word in words)
     return has_stop_word and only_known_words
+
+
+def holds_a_stop(utterances) -> bool:
+    """Whether any of ``utterances`` is a stop command (one that is not text never is)."""
+    return any(is_stop_command(utterance) for utterance in utterances)
