@@ -2,6 +2,7 @@
 fit, and the docs carrying the same tables."""
 
 import dataclasses
+import statistics
 
 import pytest
 
@@ -84,16 +85,38 @@ def test_a_held_out_stack_never_sees_its_own_rows(figures, profiles, stacks, tar
     assert refit.routing_stage_latency_s != held.routing_stage_latency_s  # its own fit does move
 
 
-def test_pooled_constants_come_from_stacks_on_the_same_hardware_first(stacks, validated):
+def test_pooled_constants_come_from_every_stack_of_the_same_kind(validated):
     fitted = validated.calibration.stacks
     h2_peers = calibration.peers(fitted["cerebras-2025-h2"], "routing_stage_latency_s", fitted)
-    assert {p.name for p in h2_peers} == {"cerebras-2024-08", "cerebras-2024-11", "cerebras-2025-h1", "cerebras-2026"}
-    waferllm_peers = calibration.peers(fitted["waferllm-2025-02"], "routing_stage_latency_s", fitted)
-    assert {p.name for p in waferllm_peers} == {"cerebras-2024-08", "cerebras-2024-11", "cerebras-2025-h1",
-                                                "cerebras-2025-h2", "cerebras-2026"}  # no other WSE-2 stack
-    middle = sorted(p.routing_stage_latency_s for p in h2_peers)[1:3]  # four peers: the mean of the middle two
-    assert calibration.pooled_value(fitted["cerebras-2025-h2"], "routing_stage_latency_s", fitted) == \
-        pytest.approx(sum(middle) / 2, rel=1e-12)
+    assert {p.name for p in h2_peers} == {"cerebras-2024-08", "cerebras-2024-11", "cerebras-2025-h1", "cerebras-2026",
+                                          "waferllm-2025-02"}  # every wafer stack that fits it, WSE-2 included
+    gpu_peers = calibration.peers(fitted["sglang-2025"], "memory_efficiency", fitted)
+    assert "tensorrt-llm-2025-05" in {p.name for p in gpu_peers}  # a B200 stack is an H100 stack's peer
+    assert all(p.kind == "gpu" for p in gpu_peers)
+    overhead_peers = calibration.peers(fitted["vllm-2026"], "serving_overhead_s", fitted)
+    assert {p.kind for p in overhead_peers} == {"wafer", "gpu"}  # any kind: the API path is no kind's own
+
+
+def test_pooled_value_counts_each_peer_once_per_published_row(figures, validated):
+    fitted = validated.calibration.stacks
+    rows = calibration.rows_per_stack(figures)
+    h2_peers = calibration.peers(fitted["cerebras-2025-h2"], "routing_stage_latency_s", fitted)
+    repeated = sorted(p.routing_stage_latency_s for p in h2_peers for _ in range(rows[p.name]))
+    assert len(repeated) == sum(rows[p.name] for p in h2_peers) > len(h2_peers)
+    assert calibration.pooled_value(fitted["cerebras-2025-h2"], "routing_stage_latency_s", fitted, rows) == \
+        pytest.approx(statistics.median(repeated), rel=1e-12)
+    equal = {p.name: 1 for p in h2_peers}  # one row each: the plain median
+    assert calibration.pooled_value(fitted["cerebras-2025-h2"], "routing_stage_latency_s", fitted, equal) == \
+        pytest.approx(statistics.median(p.routing_stage_latency_s for p in h2_peers), rel=1e-12)
+
+
+def test_weighted_median_repeats_each_value_by_its_weight():
+    assert calibration.weighted_median([(1.0, 1), (5.0, 1), (9.0, 1)]) == 5.0
+    assert calibration.weighted_median([(1.0, 3), (5.0, 1), (9.0, 1)]) == 1.0  # 1, 1, 1, 5, 9
+    assert calibration.weighted_median([(1.0, 1), (3.0, 1)]) == 2.0  # an even count: the mean of the middle two
+    assert calibration.weighted_median([(2.0, 2), (8.0, 2)]) == 5.0
+    with pytest.raises(ValueError):
+        calibration.weighted_median([])
 
 
 def test_exactly_determined_stacks_reproduce_their_rows(validated):
@@ -107,10 +130,10 @@ def test_leave_one_stack_out_has_the_rows_and_stacks_asked_for(validated):
     assert len({p.row.stack for p in validated.held_out}) >= report.MIN_VALIDATION_STACKS
 
 
-@pytest.mark.xfail(strict=True, reason="the leave-one-stack-out median is 22.4%, above the 15% asked for: the same "
-                   "model on the same hardware moved 24% between two dated snapshots of one service (docs/emulator.md, "
-                   "'What leave-one-stack-out can and cannot predict', 'Why the median misses 15%'); strict: "
-                   "passing means the bound is met")
+@pytest.mark.xfail(strict=True, reason="the leave-one-stack-out median is 18.8% over 66 rows, above the 15% asked "
+                   "for (13.1% on the 49 rows the pooling rule was chosen on; the 17 rows collected blind after it "
+                   "miss by 51.8%): docs/emulator.md, 'Rows added blind (eighth session)'; strict: passing means the "
+                   "bound is met")
 def test_leave_one_stack_out_median_is_within_15_percent(validated):
     assert calibration.median_abs_error(validated.held_out) <= report.LOSO_MEDIAN_BOUND
 

@@ -4,17 +4,20 @@
    per-hop fabric latency on WaferLLM's LLaMA3-8B at 420x420 and 660x660 cores (the same software on the same
    wafer with only the grid changed separates the per-hop term, which grows with the grid side, from the
    software's per-stage term). These rows are listed apart and never validate.
-2. Software: each stack fits its ``fitted`` constants on its own rows; its ``pooled`` constants are the median
-   of the other stacks' fits (same kind of hardware; any kind for the serving overhead and the acceptance rate);
-   the rest are stated with a source. Fitting and pooling repeat until nothing moves (deterministic).
+2. Software: each stack fits its ``fitted`` constants on its own rows; its ``pooled`` constants are the
+   row-weighted median of the other stacks' fits (same kind of hardware; any kind for the serving overhead and
+   the acceptance rate): each peer's fit counts once per published row it has, so a stack measured on twelve
+   rows weighs twelve times one measured on one. The rest are stated with a source. Fitting and pooling repeat
+   until nothing moves (deterministic).
 3. Validation, leave one stack out: every row of a stack is predicted with the physics, the stack's published
    facts (layout, precision, parallelism, speculation), and every software constant taken from the other stacks
-   (the medians of their fits, refitted without the held-out stack's rows).
+   (the row-weighted medians of their fits, refitted without the held-out stack's rows).
 """
 
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from dataclasses import dataclass, replace
 
 from wafer_reasoner.emulator.figures import DECODE
@@ -96,39 +99,54 @@ def apply_physics(profiles: dict, physics: tuple) -> dict:
 # -- software -----------------------------------------------------------------------------------------------------
 def peers(stack, constant: str, stacks: dict) -> list:
     """The other stacks whose fit of ``constant`` ``stack`` takes: those that fit it, of the same kind of hardware
-    (any kind for the serving overhead and the acceptance rate), narrowed to those sharing a hardware profile
-    with ``stack`` when there are any (a software constant is measured against that hardware's physics)."""
+    (any kind for the serving overhead and the acceptance rate). Not narrowed to the same hardware profile: the
+    profile carries the physics, so what a stack fits is its software, which another profile's stack can share."""
     found = [other for other in stacks.values() if other.name != stack.name and constant in other.fitted
              and (constant in ANY_KIND or other.kind == stack.kind)]
-    same_hardware = [other for other in found if set(other.hardware) & set(stack.hardware)]
-    return sorted(same_hardware or found, key=lambda other: other.name)
+    return sorted(found, key=lambda other: other.name)
 
 
-def pooled_value(stack, constant: str, stacks: dict) -> float:
-    """The median of the peers' fitted values (``peers``)."""
+def weighted_median(pairs) -> float:
+    """The median of ``pairs`` of (value, whole-number weight), each value counted ``weight`` times."""
+    values = sorted(value for value, weight in pairs for _ in range(weight))
+    if not values:
+        raise ValueError("no weighted values")
+    return statistics.median(values)
+
+
+def pooled_value(stack, constant: str, stacks: dict, rows_per_stack: dict) -> float:
+    """The row-weighted median of the peers' fitted values (``peers``): each peer counts once per published row
+    it has (``rows_per_stack``: {stack name: rows}), as if one value were fitted on all the peers' rows."""
     found = peers(stack, constant, stacks)
     if not found:
         raise CalibrationError(f"stack {stack.name}: no other stack fits {constant}")
-    return statistics.median(sorted(getattr(other, constant) for other in found))
+    return weighted_median((getattr(other, constant), max(rows_per_stack.get(other.name, 0), 1)) for other in found)
 
 
-def with_pooled(stack, stacks: dict, constants) -> object:
+def with_pooled(stack, stacks: dict, constants, rows_per_stack: dict) -> object:
     """``stack`` with ``constants`` taken from the other stacks in ``stacks`` (pooled_value)."""
-    return replace(stack, **{constant: pooled_value(stack, constant, stacks) for constant in constants})
+    return replace(stack, **{constant: pooled_value(stack, constant, stacks, rows_per_stack)
+                             for constant in constants})
 
 
 def rows_of(figures, stack_name: str) -> list:
     return [row for row in figures if row.stack == stack_name]
 
 
+def rows_per_stack(figures) -> dict:
+    """{stack name: its published rows}: a peer's weight when its fits are pooled."""
+    return dict(Counter(row.stack for row in figures))
+
+
 def fit_stacks(figures, profiles: dict, stacks: dict, targets: dict, exclude: str | None = None) -> Calibration:
     """Every stack but ``exclude`` (and the host's measured one) with its constants fitted and pooled, repeated
     until nothing moves."""
     current = {name: stack for name, stack in sorted(stacks.items()) if name != exclude and stack.kind != "cpu"}
+    weights = rows_per_stack(figures)
     for _ in range(MAX_ROUNDS):
         updated = {}
         for name, stack in current.items():
-            stack = with_pooled(stack, current, stack.pooled)
+            stack = with_pooled(stack, current, stack.pooled, weights)
             if stack.fitted:
                 stack = fit_stack(stack, rows_of(figures, name), profiles, targets)
             updated[name] = stack
@@ -158,7 +176,7 @@ def held_out_stack(stack, figures, profiles: dict, stacks: dict, targets: dict):
     """``stack`` with every fitted or pooled software constant taken from the other stacks' fits (made without
     its rows)."""
     others = fit_stacks(figures, profiles, stacks, targets, exclude=stack.name)
-    return with_pooled(stack, others.stacks, (*stack.fitted, *stack.pooled))
+    return with_pooled(stack, others.stacks, (*stack.fitted, *stack.pooled), rows_per_stack(figures))
 
 
 def validate(figures, profiles: dict, stacks: dict, targets: dict) -> Report:

@@ -5,7 +5,7 @@ held-out stack is given beside its own fit."""
 
 from __future__ import annotations
 
-from wafer_reasoner.emulator.calibration import Report, median_abs_error, peers
+from wafer_reasoner.emulator.calibration import Report, median_abs_error, peers, rows_per_stack
 from wafer_reasoner.emulator.figures import DECODE
 from wafer_reasoner.emulator.stacks import SOFTWARE
 
@@ -36,11 +36,14 @@ def format_physics(report: Report, figures) -> str:
 
 
 def constant_origin(stack, constant: str, stacks: dict, figures) -> str:
-    """How a stack's constant is obtained: fitted on its rows, the median of named peers, or stated."""
+    """How a stack's constant is obtained: fitted on its rows, the row-weighted median of named peers, or
+    stated."""
+    rows = rows_per_stack(figures)
     if constant in stack.fitted:
-        return f"fitted on {sum(1 for row in figures if row.stack == stack.name)} row(s)"
+        return f"fitted on {rows.get(stack.name, 0)} row(s)"
     if constant in stack.pooled:
-        return "median of " + ", ".join(other.name for other in peers(stack, constant, stacks))
+        return "row-weighted median of " + ", ".join(f"{other.name} ({max(rows.get(other.name, 0), 1)})"
+                                                     for other in peers(stack, constant, stacks))
     return "stated: " + dict(stack.sources).get(constant, "")
 
 
