@@ -7,7 +7,8 @@ import statistics
 import pytest
 
 from wafer_reasoner.emulator import calibration, report
-from wafer_reasoner.emulator.figures import load_figures
+from wafer_reasoner.emulator.datafiles import EmulatorDataError
+from wafer_reasoner.emulator.figures import figure_from_dict, load_figures
 from wafer_reasoner.emulator.fitting import acceptance_from_length, predict, solve_weighted
 from wafer_reasoner.emulator.stacks import SOFTWARE
 from wafer_reasoner.runtime.resources import SOURCE_CONFIG
@@ -93,8 +94,8 @@ def test_pooled_constants_come_from_every_stack_of_the_same_kind(validated):
     gpu_peers = calibration.peers(fitted["sglang-2025"], "memory_efficiency", fitted)
     assert "tensorrt-llm-2025-05" in {p.name for p in gpu_peers}  # a B200 stack is an H100 stack's peer
     assert all(p.kind == "gpu" for p in gpu_peers)
-    overhead_peers = calibration.peers(fitted["vllm-2026"], "serving_overhead_s", fitted)
-    assert {p.kind for p in overhead_peers} == {"wafer", "gpu"}  # any kind: the API path is no kind's own
+    acceptance_peers = calibration.peers(fitted["cerebras-2025-h2"], "acceptance_rate", fitted)
+    assert {p.kind for p in acceptance_peers} == {"wafer", "gpu"}  # any kind: drafting is no kind's own
 
 
 def test_pooled_value_counts_each_peer_once_per_published_row(figures, validated):
@@ -196,3 +197,35 @@ def test_a_prediction_uses_the_rows_stated_facts(figures, profiles, stacks, targ
     assert predict(plain, profiles, stack, targets).predicted < predict(row, profiles, stack, targets).predicted
     for constant in SOFTWARE[stack.kind]:
         assert constant in dict(stack.sources)
+
+
+def _first_token_row(**changes) -> dict:
+    row = {"key": "t", "target": "Llama-3.1-8B", "hardware": "H100", "stack": "sglang-2025",
+           "metric": "first_token_s", "published": 0.1, "prompt_tokens": 500, "client": "network",
+           "source": "s", "date": "2025-01", "setup": "x"}
+    return {**row, **changes}
+
+
+def test_a_first_token_row_says_where_its_clock_sits():
+    assert figure_from_dict(_first_token_row(), where="t").pays_serving_overhead
+    assert not figure_from_dict(_first_token_row(client="node"), where="t").pays_serving_overhead
+    assert not figure_from_dict(_first_token_row(client="engine"), where="t").pays_serving_overhead
+    with pytest.raises(EmulatorDataError, match="client"):
+        figure_from_dict({k: v for k, v in _first_token_row().items() if k != "client"}, where="t")
+    with pytest.raises(EmulatorDataError, match="client"):
+        figure_from_dict(_first_token_row(client="cloud"), where="t")
+    decode = {k: v for k, v in _first_token_row(metric="decode_tokens_per_s", published=100).items()
+              if k != "prompt_tokens"}
+    with pytest.raises(EmulatorDataError, match="client"):
+        figure_from_dict(decode, where="t")  # a decode rate has no serving path
+
+
+def test_only_a_network_client_is_charged_the_serving_overhead(profiles, stacks, targets):
+    stack = dataclasses.replace(stacks[0]["sglang-2025"], serving_overhead_s=0.2)
+    network = figure_from_dict(_first_token_row(), where="t")
+    node = figure_from_dict(_first_token_row(client="node"), where="t")
+    charged = predict(network, profiles, stack, targets).predicted
+    local = predict(node, profiles, stack, targets).predicted
+    assert charged - local == pytest.approx(0.2, rel=1e-9)
+    assert local == pytest.approx(predict(node, profiles, dataclasses.replace(stack, serving_overhead_s=0.0),
+                                          targets).predicted, rel=1e-12)

@@ -135,8 +135,8 @@ class Emulator:
         return seconds
 
     def first_token(self, prompt_tokens: int) -> float:
-        """Seconds to the first token: the stack's serving overhead + the prefill."""
-        return first_token_seconds(self.prefill(prompt_tokens), self.stack.serving_overhead_s)
+        """Seconds to the first token: the stack's serving overhead (when ``serving``) + the prefill."""
+        return first_token_seconds(self.prefill(prompt_tokens), self.stack.serving_overhead_s if self.serving else 0.0)
 
     def plan_time(self, prompt_tokens: int, generated_tokens: int, candidates: int = 1,
                   reasoning_tokens: int = 0) -> EmulatedTiming:

@@ -18,6 +18,11 @@ from wafer_reasoner.emulator.targets import GROUPS, precision_pairs
 DECODE = "decode_tokens_per_s"  # single-stream decode rate, tokens/s
 FIRST_TOKEN = "first_token_s"  # time to first token, s
 METRICS = (DECODE, FIRST_TOKEN)
+# Where a first-token row's clock sits: inside the engine, a client on the server's own node (loopback HTTP), or
+# a client across a network (a cloud API, an independent measurement service). Only a network client pays the
+# stack's serving overhead (the API gateway, the network, queueing before the first token).
+CLIENTS = ("engine", "node", "network")
+NETWORK = "network"
 ROW_CONTEXT_TOKENS = 1024  # context a decode rate is charged at when the source does not say
 PHYSICS_CONSTANTS = ("fabric_hop_latency_s",)
 
@@ -41,12 +46,18 @@ class PublishedFigure:
     speculative: bool = True  # False: decoded without the stack's speculation for this target
     acceptance_length: float = 0.0  # mean tokens per speculative step, where the source states it (0: not)
     prompt_tokens: int = 0  # FIRST_TOKEN rows
+    client: str = ""  # FIRST_TOKEN rows: where the clock sits (CLIENTS)
     context_tokens: int = ROW_CONTEXT_TOKENS  # DECODE rows: the context the rate is charged at
     calibrates: tuple = ()  # physics constants this row fits
 
     @property
     def role(self) -> str:
         return "calibration" if self.calibrates else "validation"
+
+    @property
+    def pays_serving_overhead(self) -> bool:
+        """A first-token row measured across a network: the stack's serving overhead is in its figure."""
+        return self.metric == FIRST_TOKEN and self.client == NETWORK
 
 
 ROW_KINDS = {"key": "text", "target": "text", "hardware": "text", "stack": "text", "metric": "text",
@@ -55,7 +66,7 @@ ROW_KINDS = {"key": "text", "target": "text", "hardware": "text", "stack": "text
              "context_tokens": "count"}
 ROW_DEFAULTS = {"speculative": True, "acceptance_length": 0.0, "prompt_tokens": 0,
                 "context_tokens": ROW_CONTEXT_TOKENS}
-OPTIONAL = ("note", "precision", "grid", "systems", "tensor_parallel", "calibrates")
+OPTIONAL = ("note", "precision", "grid", "systems", "tensor_parallel", "calibrates", "client")
 
 
 def figure_from_dict(data: dict, *, where: str) -> PublishedFigure:
@@ -69,6 +80,12 @@ def figure_from_dict(data: dict, *, where: str) -> PublishedFigure:
         raise EmulatorDataError(f"{where}: metric must be one of {', '.join(METRICS)}")
     if figure.metric == FIRST_TOKEN and figure.prompt_tokens < 1:
         raise EmulatorDataError(f"{where}: a first-token row needs prompt_tokens")
+    client = extra.get("client", "")
+    if figure.metric == FIRST_TOKEN and client not in CLIENTS:
+        raise EmulatorDataError(f"{where}: a first-token row needs client: one of {', '.join(CLIENTS)} (where its "
+                                f"clock sits), got {client!r}")
+    if figure.metric == DECODE and client:
+        raise EmulatorDataError(f"{where}: 'client' is for first-token rows (a decode rate has no serving path)")
     precision = extra.get("precision")
     if isinstance(precision, (int, float)) and not isinstance(precision, bool):
         precision = {"default": precision}
@@ -82,7 +99,7 @@ def figure_from_dict(data: dict, *, where: str) -> PublishedFigure:
     return PublishedFigure(**{**vars(figure), "note": extra.get("note", ""), "precision": pairs,
                               "grid": tuple(grid) if grid else None, "systems": extra.get("systems"),
                               "tensor_parallel": extra.get("tensor_parallel"), "calibrates": calibrates,
-                              "prompt_tokens": int(figure.prompt_tokens)})
+                              "prompt_tokens": int(figure.prompt_tokens), "client": client})
 
 
 def load_figures(path) -> tuple:

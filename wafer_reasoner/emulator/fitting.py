@@ -77,7 +77,8 @@ def row_emulator(row: PublishedFigure, profiles: dict, stack, targets: dict) -> 
         rate = acceptance_from_length(row.acceptance_length, speculative.draft_tokens)
         speculative = SpeculativeSettings(speculative.draft, speculative.draft_tokens, rate)
     options = PlacementOptions(grid=row.grid or "full", systems=row.systems, tensor_parallel=row.tensor_parallel)
-    return Emulator(target, hardware, stack, speculative=speculative, options=options)
+    return Emulator(target, hardware, stack, speculative=speculative, options=options,
+                    serving=row.pays_serving_overhead)
 
 
 def predict(row: PublishedFigure, profiles: dict, stack, targets: dict) -> Prediction:
