@@ -2,7 +2,8 @@
 
 Every predicted time is linear in each software constant while the acceptance rate is held (efficiencies enter
 as their inverse): a decode step is max(memory / efficiency, compute) + launches + all-reduces (devices) or
-collective latency (wafer), a first token is the serving overhead + the prefill. So a stack's fitted constants
+collective latency (wafer), a first token is the prefill, plus the serving overhead when the row's client sat
+across a network (``PublishedFigure.pays_serving_overhead``). So a stack's fitted constants
 are a closed-form weighted least-squares fit on the relative error (exact when rows = constants); the
 acceptance rate is fitted by a bracketed search on the speculative rows. Coefficients are read off the model by
 moving one constant at a time (the model is exactly linear in it), so nothing here repeats a timing formula.
