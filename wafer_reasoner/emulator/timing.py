@@ -11,7 +11,7 @@ Wafer (wafer_timing.py):
     seconds = max(compute, SRAM) + fabric latency + fabric bandwidth + system links
     fabric latency = hops x fabric_hop_latency_s (hardware) + stages x routing_stage_latency_s (stack)
 Devices (GPUs, the host):
-    seconds = max(memory, compute) + kernel launches + all-reduces + node links
+    seconds = memory + compute + kernel launches + all-reduces + node links
 """
 
 from __future__ import annotations
@@ -145,7 +145,9 @@ def device_forward(target: TargetModel, device, stack, placement, tokens: int, p
                                            message, ALLREDUCES_PER_LAYER * target.layers, fused)
     crossings = stages if stages > 1 else 0
     link_s = crossings * (device.node_link_latency_s + message / device.node_link_bytes_per_s)
-    seconds = max(compute_s, memory_s) + overhead_s + allreduce_s + link_s
+    # streaming and arithmetic do not overlap: the roofline's max is a pass's best case, which one near the ridge
+    # point (a short prompt's prefill) reaches neither side of (docs/emulator.md, "Devices")
+    seconds = memory_s + compute_s + overhead_s + allreduce_s + link_s
     bound = _bound({"compute": compute_s, "memory-bandwidth": memory_s, "kernel-overhead": overhead_s,
                     "all-reduce": allreduce_s, "node-link": link_s})
     return ForwardCost(tokens=tokens, past_tokens=past_tokens, flops=flops, weight_bytes=weight_bytes,
