@@ -10,7 +10,7 @@ from wafer_reasoner.emulator import calibration, report
 from wafer_reasoner.emulator.datafiles import EmulatorDataError
 from wafer_reasoner.emulator.figures import figure_from_dict, load_figures
 from wafer_reasoner.emulator.fitting import acceptance_from_length, predict, solve_weighted
-from wafer_reasoner.emulator.stacks import SOFTWARE
+from wafer_reasoner.emulator.stacks import SOFTWARE, stack_from_dict
 from wafer_reasoner.runtime.resources import SOURCE_CONFIG
 
 DOCS = SOURCE_CONFIG.parent / "docs" / "emulator.md"
@@ -96,6 +96,27 @@ def test_pooled_constants_come_from_every_stack_of_the_same_kind(validated):
     assert all(p.kind == "gpu" for p in gpu_peers)
     acceptance_peers = calibration.peers(fitted["cerebras-2025-h2"], "acceptance_rate", fitted)
     assert {p.kind for p in acceptance_peers} == {"wafer", "gpu"}  # any kind: drafting is no kind's own
+
+
+def test_compiled_and_eager_stacks_pool_apart_but_share_the_all_reduce(validated):
+    fitted = validated.calibration.stacks
+    assert {p.execution for p in calibration.peers(fitted["sglang-2025"], "memory_efficiency", fitted)} == {"compiled"}
+    eager = calibration.peers(fitted["litgpt-2023-10"], "memory_efficiency", fitted)
+    assert eager and {p.execution for p in eager} == {"eager"}
+    assert {p.execution for p in calibration.peers(fitted["litgpt-2023-10"], "kernel_overhead_s", fitted)} == \
+        {"eager"}
+    allreduce = calibration.peers(fitted["tgi-2023-09"], "allreduce_step_latency_s", fitted)
+    assert allreduce and {p.execution for p in allreduce} == {"compiled"}  # the library's: across execution
+    # an eager launch from Python costs tens of us, a CUDA-graph replay ~2 us (stated)
+    assert all(fitted[name].kernel_overhead_s > 10 * fitted["gpt-fast-2024"].kernel_overhead_s
+               for name in ("transformers-2023-08", "transformers-2024-02", "litgpt-2023-10", "tgi-2023-09"))
+
+
+def test_a_stack_states_compiled_or_eager_execution(stacks):
+    assert stacks[0]["gpt-fast-2024"].execution == "compiled"  # the default
+    entry = {"kind": "gpu", "hardware": ["A100"], "date": "2024-01", "source": "s", "execution": "jit"}
+    with pytest.raises(EmulatorDataError, match="execution"):
+        stack_from_dict("x", entry)
 
 
 def test_pooled_value_counts_each_peer_once_per_published_row(figures, validated):

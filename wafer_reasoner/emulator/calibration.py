@@ -32,7 +32,7 @@ from wafer_reasoner.emulator.fitting import (
 )
 from wafer_reasoner.emulator.hardware import WaferProfile, pick
 from wafer_reasoner.emulator.placement import place
-from wafer_reasoner.emulator.stacks import ANY_KIND
+from wafer_reasoner.emulator.stacks import ANY_EXECUTION, ANY_KIND
 
 # Published placement facts, checked by --validate and the tests: (target, hardware, systems, source).
 PLACEMENT_FACTS = (
@@ -99,10 +99,13 @@ def apply_physics(profiles: dict, physics: tuple) -> dict:
 # -- software -----------------------------------------------------------------------------------------------------
 def peers(stack, constant: str, stacks: dict) -> list:
     """The other stacks whose fit of ``constant`` ``stack`` takes: those that fit it, of the same kind of hardware
-    (any kind for the serving overhead and the acceptance rate). Not narrowed to the same hardware profile: the
-    profile carries the physics, so what a stack fits is its software, which another profile's stack can share."""
+    and the same execution model (compiled or eager; any execution for the all-reduce latency, any stack for the
+    serving overhead and the acceptance rate).
+    Not narrowed to the same hardware profile: the profile carries the physics, so what a stack fits is its
+    software, which another profile's stack can share."""
     found = [other for other in stacks.values() if other.name != stack.name and constant in other.fitted
-             and (constant in ANY_KIND or other.kind == stack.kind)]
+             and (constant in ANY_KIND or (other.kind == stack.kind and (constant in ANY_EXECUTION
+                                                                        or other.execution == stack.execution)))]
     return sorted(found, key=lambda other: other.name)
 
 

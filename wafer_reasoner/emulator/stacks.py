@@ -23,6 +23,10 @@ from pathlib import Path
 from wafer_reasoner.emulator.datafiles import EmulatorDataError, build, check_value, read_yaml
 
 LAYOUTS = ("grid", "region")
+# How a device stack launches a step's kernels (a published fact of the software): "compiled" (CUDA graphs, a
+# TensorRT engine, a C++ runtime: the launches cost a few us each) or "eager" (each kernel launched from Python,
+# one after another: tens of us each). Software constants are pooled within one execution model only.
+EXECUTIONS = ("compiled", "eager")
 # The software constants of a stack, per kind of hardware.
 SOFTWARE = {
     "wafer": ("routing_stage_latency_s", "system_link_latency_s", "compute_efficiency", "serving_overhead_s",
@@ -35,6 +39,8 @@ SOFTWARE = {
 # Constants that are not a property of the hardware kind: a stack that cannot fit them takes the median over
 # the stacks of every kind (drafting and the API path are the same problem on a wafer and on a GPU).
 ANY_KIND = ("serving_overhead_s", "acceptance_rate")
+# Constants pooled across execution models (the library's, not the launcher's): a small all-reduce's latency step.
+ANY_EXECUTION = ("allreduce_step_latency_s",)
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,7 @@ class ServingStack:
     source: str
     hardware: tuple = ()  # profile names it runs on
     layout: str = "region"  # wafer: "grid" or "region" (see the module docstring)
+    execution: str = "compiled"  # devices: "compiled" or "eager" (EXECUTIONS)
     bytes_per_param: float = 0.0  # serving precision of every group (0: the target's own)
     tensor_parallel: int = 0  # devices: the stack's tensor-parallel degree (0: the fewest devices that hold it)
     fused_allreduce: bool = False  # devices: one-shot all-reduce fused with the next norm
@@ -82,13 +89,14 @@ class ServingStack:
 
 
 STACK_KINDS = {
-    "name": "text", "kind": "text", "date": "text", "source": "text", "layout": "text",
+    "name": "text", "kind": "text", "date": "text", "source": "text", "layout": "text", "execution": "text",
     "bytes_per_param": "nonnegative", "tensor_parallel": "nonnegative", "fused_allreduce": "flag",
     "routing_stage_latency_s": "nonnegative", "system_link_latency_s": "nonnegative", "memory_efficiency": "fraction",
     "kernel_overhead_s": "nonnegative", "allreduce_step_latency_s": "nonnegative", "compute_efficiency": "fraction",
     "serving_overhead_s": "nonnegative", "acceptance_rate": "nonnegative",
 }
-STACK_DEFAULTS = {"layout": "region", "bytes_per_param": 0.0, "tensor_parallel": 0, "fused_allreduce": False,
+STACK_DEFAULTS = {"layout": "region", "execution": "compiled", "bytes_per_param": 0.0, "tensor_parallel": 0,
+                  "fused_allreduce": False,
                   "routing_stage_latency_s": 0.0, "system_link_latency_s": 0.0, "memory_efficiency": 1.0,
                   "kernel_overhead_s": 0.0, "allreduce_step_latency_s": 0.0, "compute_efficiency": 1.0,
                   "serving_overhead_s": 0.0, "acceptance_rate": 0.0}
@@ -128,6 +136,8 @@ def stack_from_dict(name: str, data: dict, *, where: str = "stacks") -> ServingS
     stack = build(ServingStack, where, {**data, "name": name}, STACK_KINDS, defaults=STACK_DEFAULTS, sourced=sourced)
     if stack.layout not in LAYOUTS:
         raise EmulatorDataError(f"{where}: layout must be one of {', '.join(LAYOUTS)}")
+    if stack.execution not in EXECUTIONS:
+        raise EmulatorDataError(f"{where}: execution must be one of {', '.join(EXECUTIONS)}")
     if stack.acceptance_rate > 1.0:
         raise EmulatorDataError(f"{where}: acceptance_rate must be in [0, 1]")
     if int(stack.tensor_parallel) != stack.tensor_parallel:
