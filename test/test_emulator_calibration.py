@@ -152,10 +152,10 @@ def test_leave_one_stack_out_has_the_rows_and_stacks_asked_for(validated):
     assert len({p.row.stack for p in validated.held_out}) >= report.MIN_VALIDATION_STACKS
 
 
-@pytest.mark.xfail(strict=True, reason="the leave-one-stack-out median is 24.2% over 173 rows, above the 15% asked "
-                   "for (124 of them collected blind in the eighth session, in three rounds; the third, 69 rows of "
-                   "mostly eager and quantised 2023 stacks, misses by 42.1%): docs/emulator.md, 'Rows added blind "
-                   "(eighth session)'; strict: passing means the bound is met")
+@pytest.mark.xfail(strict=True, reason="the leave-one-stack-out median is 16.5% over 232 rows, above the 15% asked "
+                   "for (183 of them collected blind in the eighth session, in four rounds; short first tokens are "
+                   "the weak spot, 24.1%): docs/emulator.md, 'Rows added blind (eighth session)'; strict: passing "
+                   "means the bound is met")
 def test_leave_one_stack_out_median_is_within_15_percent(validated):
     assert calibration.median_abs_error(validated.held_out) <= report.LOSO_MEDIAN_BOUND
 
