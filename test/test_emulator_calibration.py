@@ -152,10 +152,10 @@ def test_leave_one_stack_out_has_the_rows_and_stacks_asked_for(validated):
     assert len({p.row.stack for p in validated.held_out}) >= report.MIN_VALIDATION_STACKS
 
 
-@pytest.mark.xfail(strict=True, reason="the leave-one-stack-out median is 16.5% over 232 rows, above the 15% asked "
-                   "for (183 of them collected blind in the eighth session, in four rounds; short first tokens are "
-                   "the weak spot, 24.1%): docs/emulator.md, 'Rows added blind (eighth session)'; strict: passing "
-                   "means the bound is met")
+@pytest.mark.xfail(strict=True, reason="the leave-one-stack-out median is 19.3% over 270 rows, above the 15% asked "
+                   "for (221 of them collected blind in the eighth session, in five rounds; the fifth, which tested "
+                   "the model unchanged, misses by 47.0%): docs/emulator.md, 'Rows added blind (eighth session)'; "
+                   "strict: passing means the bound is met")
 def test_leave_one_stack_out_median_is_within_15_percent(validated):
     assert calibration.median_abs_error(validated.held_out) <= report.LOSO_MEDIAN_BOUND
 
