@@ -5,10 +5,11 @@
    wafer with only the grid changed separates the per-hop term, which grows with the grid side, from the
    software's per-stage term). These rows are listed apart and never validate.
 2. Software: each stack fits its ``fitted`` constants on its own rows; its ``pooled`` constants are the
-   row-weighted median of the other stacks' fits (same kind of hardware; any kind for the serving overhead and
-   the acceptance rate): each peer's fit counts once per published row it has, so a stack measured on twelve
-   rows weighs twelve times one measured on one. The rest are stated with a source. Fitting and pooling repeat
-   until nothing moves (deterministic).
+   row-weighted median of the other stacks' fits (same kind of hardware and execution model, compiled or eager;
+   any execution for the all-reduce latency; any kind for the serving overhead and the acceptance rate): each
+   peer's fit counts once per published row it has, so a stack measured on twelve rows weighs twelve times one
+   measured on one. The rest are stated with a source. Fitting and pooling repeat until nothing moves
+   (deterministic).
 3. Validation, leave one stack out: every row of a stack is predicted with the physics, the stack's published
    facts (layout, precision, parallelism, speculation), and every software constant taken from the other stacks
    (the row-weighted medians of their fits, refitted without the held-out stack's rows).
@@ -103,10 +104,18 @@ def peers(stack, constant: str, stacks: dict) -> list:
     serving overhead and the acceptance rate).
     Not narrowed to the same hardware profile: the profile carries the physics, so what a stack fits is its
     software, which another profile's stack can share."""
-    found = [other for other in stacks.values() if other.name != stack.name and constant in other.fitted
-             and (constant in ANY_KIND or (other.kind == stack.kind and (constant in ANY_EXECUTION
-                                                                        or other.execution == stack.execution)))]
+    found = [other for other in stacks.values()
+             if other.name != stack.name and constant in other.fitted and _pools_with(stack, other, constant)]
     return sorted(found, key=lambda other: other.name)
+
+
+def _pools_with(stack, other, constant: str) -> bool:
+    """Whether ``other``'s fit of ``constant`` speaks for ``stack`` (see ``peers``)."""
+    if constant in ANY_KIND:
+        return True
+    if other.kind != stack.kind:
+        return False
+    return constant in ANY_EXECUTION or other.execution == stack.execution
 
 
 def weighted_median(pairs) -> float:
