@@ -132,7 +132,7 @@ def pooled_value(stack, constant: str, stacks: dict, rows_per_stack: dict) -> fl
     found = peers(stack, constant, stacks)
     if not found:
         raise CalibrationError(f"stack {stack.name}: no other stack fits {constant}")
-    return weighted_median((getattr(other, constant), max(rows_per_stack.get(other.name, 0), 1)) for other in found)
+    return weighted_median((getattr(other, constant), peer_weight(rows_per_stack, other.name)) for other in found)
 
 
 def with_pooled(stack, stacks: dict, constants, rows_per_stack: dict) -> object:
@@ -148,6 +148,11 @@ def rows_of(figures, stack_name: str) -> list:
 def rows_per_stack(figures) -> dict:
     """{stack name: its published rows}: a peer's weight when its fits are pooled."""
     return dict(Counter(row.stack for row in figures))
+
+
+def peer_weight(rows_per_stack: dict, name: str) -> int:
+    """How many times a peer's fit counts in a pooled median: once per published row, at least once."""
+    return max(rows_per_stack.get(name, 0), 1)
 
 
 def fit_stacks(figures, profiles: dict, stacks: dict, targets: dict, exclude: str | None = None) -> Calibration:
@@ -240,4 +245,5 @@ def stale_constants(profiles: dict, stacks: dict, calibration: Calibration, rel:
 
 
 __all__ = ["DECODE", "Calibration", "CalibrationError", "Prediction", "Report", "apply_physics", "check_placements",
-           "fit", "fit_physics", "fit_stacks", "held_out_stack", "median_abs_error", "stale_constants", "validate"]
+           "fit", "fit_physics", "fit_stacks", "held_out_stack", "median_abs_error", "peer_weight", "stale_constants",
+           "validate"]

@@ -5,7 +5,7 @@ held-out stack is given beside its own fit."""
 
 from __future__ import annotations
 
-from wafer_reasoner.emulator.calibration import Report, median_abs_error, peers, rows_per_stack
+from wafer_reasoner.emulator.calibration import Report, median_abs_error, peer_weight, peers, rows_per_stack
 from wafer_reasoner.emulator.figures import DECODE
 from wafer_reasoner.emulator.stacks import SOFTWARE
 
@@ -42,7 +42,7 @@ def constant_origin(stack, constant: str, stacks: dict, figures) -> str:
     if constant in stack.fitted:
         return f"fitted on {rows.get(stack.name, 0)} row(s)"
     if constant in stack.pooled:
-        return "row-weighted median of " + ", ".join(f"{other.name} ({max(rows.get(other.name, 0), 1)})"
+        return "row-weighted median of " + ", ".join(f"{other.name} ({peer_weight(rows, other.name)})"
                                                      for other in peers(stack, constant, stacks))
     return "stated: " + dict(stack.sources).get(constant, "")
 
