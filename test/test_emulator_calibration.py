@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 from wafer_reasoner.emulator import calibration, report
-from wafer_reasoner.emulator.datafiles import EmulatorDataError
+from wafer_reasoner.emulator.datafiles import EmulatorDataError, store_values
 from wafer_reasoner.emulator.figures import figure_from_dict, load_figures
 from wafer_reasoner.emulator.fitting import acceptance_from_length, predict, solve_weighted
 from wafer_reasoner.emulator.stacks import SOFTWARE, stack_from_dict
@@ -175,6 +175,33 @@ def test_docs_carry_the_same_tables(validated, stacks, figures):
     assert report.format_physics(validated, figures) in text
     assert report.format_stacks(validated, stacks[0], figures) in text
     assert report.format_held_constants(validated) in text
+
+
+def test_docs_tables_are_refreshed_from_what_validate_prints(validated, stacks, figures):
+    fresh = report.tables(validated, stacks[0], figures)
+    text = DOCS.read_text(encoding="utf-8")
+    assert report.refresh_tables(text, fresh) == (text, list(fresh))  # the docs are current: nothing moves
+    stale = text.replace(report.format_validation(validated), "| old | table |\n|---|---|\n\nLeave-one-stack-out old")
+    assert stale != text and report.refresh_tables(stale, fresh)[0] == text
+
+
+def test_refresh_tables_keeps_the_prose_and_refuses_an_unknown_marker():
+    marker = "<!-- {}: `wafer-reasoner emulate --validate` prints the same -->"
+    text = "\n".join(["intro", marker.format("physics table"), "| a |", "|---|", "| 1 |", "", "after"])
+    new, refreshed = report.refresh_tables(text, {"physics table": "| b |\n|---|\n| 2 |"})
+    assert new.split("\n") == ["intro", marker.format("physics table"), "| b |", "|---|", "| 2 |", "", "after"]
+    assert refreshed == ["physics table"]
+    with pytest.raises(ValueError, match="'no such table'"):
+        report.refresh_tables(marker.format("no such table"), {})
+
+
+def test_store_values_rewrites_only_the_named_fields():
+    text = "stacks:\n  a:\n    kind: gpu\n    memory_efficiency: 0.5\n    kernel_overhead_s: 2.0e-06\n  b:\n" \
+           "    memory_efficiency: 0.7  # stated\n"
+    new, changes = store_values(text, {"a": {"memory_efficiency": 0.612345, "kernel_overhead_s": 2e-6}})
+    assert new == text.replace("0.5", "0.6123") and changes == ["a.memory_efficiency: 0.5 -> 0.6123"]
+    with pytest.raises(EmulatorDataError, match="b.memory_efficiency"):  # a commented line is never guessed at
+        store_values(text, {"b": {"memory_efficiency": 0.8}})
 
 
 def test_held_out_constants_are_the_ones_the_rows_are_predicted_with(figures, profiles, stacks, targets, validated):

@@ -70,6 +70,36 @@ def test_emulate_calibrate_prints_the_yaml_block(capsys):
     assert "routing_stage_latency_s" in block["stacks"]["cerebras-2025-h2"]
 
 
+def _stored(path: Path, entry: str, field: str) -> float:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    section = data["calibrated"] if entry == "wafer" else data["stacks"]
+    return float(section[entry][field])
+
+
+def test_calibrate_write_stores_the_fits_in_a_config_folder_and_nothing_else(tmp_path, capsys):
+    for name in ("hardware.yaml", "stacks.yaml", "target_models.yaml", "published_figures.yaml"):
+        (tmp_path / name).write_text((SOURCE_CONFIG / name).read_text(encoding="utf-8"), encoding="utf-8")
+    stacks = tmp_path / "stacks.yaml"
+    fitted = _stored(stacks, "gpt-fast-2024", "memory_efficiency")
+    text = stacks.read_text(encoding="utf-8")
+    stacks.write_text(text.replace(f"    memory_efficiency: {fitted}\n", "    memory_efficiency: 0.5\n", 1),
+                      encoding="utf-8")
+    assert _stored(stacks, "gpt-fast-2024", "memory_efficiency") == 0.5
+    assert main(["emulate", "--config-dir", str(tmp_path), "--calibrate", "--write"]) == 0
+    out = capsys.readouterr().out
+    assert f"gpt-fast-2024.memory_efficiency: 0.5 -> {fitted}" in out and "1 constant(s) changed" in out
+    assert stacks.read_text(encoding="utf-8") == text  # comments, layout and every other value kept
+
+
+def test_write_needs_calibrate_and_a_config_folder(capsys):
+    for argv in (["--calibrate", "--write"], ["--validate", "--write", "--config-dir", "config"],
+                 ["--write-docs", "x.md"]):
+        with pytest.raises(SystemExit) as stopped:
+            main(["emulate", *argv])
+        assert stopped.value.code == 2
+    assert "--write-docs needs --validate" in capsys.readouterr().err
+
+
 def test_emulate_errors_go_to_stderr_with_status_2(capsys):
     assert main(["emulate", "--target", "Llama-3.1-8B", "--hardware", "TPU"]) == 2
     assert "unknown hardware profile 'TPU'" in capsys.readouterr().err

@@ -5,6 +5,11 @@
     wafer-reasoner emulate --placement [--target NAME] [--hardware NAME]
     wafer-reasoner emulate --validate       # calibration rows, leave-one-stack-out validation; exit 1 on FAIL
     wafer-reasoner emulate --calibrate      # the fitted constants: hardware.yaml's 'calibrated', stacks.yaml's
+
+A checkout's own data (after editing config/ there, without reinstalling):
+
+    wafer-reasoner emulate --config-dir config --calibrate --write          # store the fits in config/
+    wafer-reasoner emulate --config-dir config --validate --write-docs docs/emulator.md   # refresh its tables
     wafer-reasoner emulate --list           # hardware profiles, serving stacks and target models
 
 The triple and its options come from config/emulator.yaml (or --config); flags override them. The stack decodes
@@ -17,14 +22,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 import yaml
 
 from wafer_reasoner.emulator import calibration, report
-from wafer_reasoner.emulator.datafiles import EmulatorDataError
+from wafer_reasoner.emulator.datafiles import EmulatorDataError, store_values, stored_value_text
 from wafer_reasoner.emulator.placement import placement_report
 from wafer_reasoner.emulator.settings import emulator_from_settings
 from wafer_reasoner.runtime.emulation import (
+    FIGURES_FILE,
+    HARDWARE_FILE,
+    STACKS_FILE,
+    TARGETS_FILE,
     emulator_settings,
     extra_files,
     hardware_profiles,
@@ -32,7 +42,6 @@ from wafer_reasoner.runtime.emulation import (
     serving_stacks,
     target_models,
 )
-from wafer_reasoner.runtime.resources import ResourceError
 
 
 def _grid(text: str):
@@ -54,6 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--calibrate", action="store_true", help="fit the free constants, print them as YAML")
     mode.add_argument("--list", action="store_true", help="known hardware profiles and target models")
     parser.add_argument("--config", help="emulator settings YAML (default: config/emulator.yaml)")
+    parser.add_argument("--config-dir", help="read hardware.yaml, stacks.yaml, target_models.yaml and "
+                        "published_figures.yaml from this folder (default: the installed package's)")
+    parser.add_argument("--write", action="store_true",
+                        help="with --calibrate and --config-dir: store the fitted constants in that folder's files")
+    parser.add_argument("--write-docs", metavar="FILE",
+                        help="with --validate: replace the tables FILE marks as printed by --validate")
     parser.add_argument("--hardware-file", action="append", default=[], help="extra hardware YAML (repeatable)")
     parser.add_argument("--model-dir", help="folder with the planner's genai_config.json (default: shipped)")
     parser.add_argument("--target", help="target model name (overrides the config)")
@@ -120,9 +135,10 @@ def _timing_text(timing) -> str:
     return "\n".join(lines)
 
 
-def _validate(profiles: dict, stacks: dict, targets: dict) -> int:
-    figures = published_figures()
+def _validate(figures, profiles: dict, stacks: dict, targets: dict, docs: str | None = None) -> int:
     result = calibration.validate(figures, profiles, stacks, targets)
+    if docs:
+        _refresh_docs(Path(docs), report.tables(result, stacks, figures))
     print("Physics constants (hardware)\n")
     print(report.format_physics(result, figures))
     print("\nCalibration rows (they fit the physics constants; never validated)\n")
@@ -148,17 +164,38 @@ def _validate(profiles: dict, stacks: dict, targets: dict) -> int:
     return 0 if ok else 1
 
 
-def _calibrate(profiles: dict, stacks: dict, targets: dict) -> int:
-    fitted = calibration.fit(published_figures(), profiles, stacks, targets)
-    block = {"calibrated": {"wafer": {name: float(f"{value:.4g}") for name, value in fitted.physics}}}
-    print("# config/hardware.yaml")
-    print(yaml.safe_dump(block, sort_keys=False).rstrip())
-    print("# config/stacks.yaml: the fitted and pooled constants of each stack")
-    constants = {name: {constant: float(f"{getattr(stack, constant):.4g}")
+def _calibrate(figures, profiles: dict, stacks: dict, targets: dict, write_to: Path | None = None) -> int:
+    fitted = calibration.fit(figures, profiles, stacks, targets)
+    physics = {"wafer": {name: float(stored_value_text(value)) for name, value in fitted.physics}}
+    constants = {name: {constant: float(stored_value_text(getattr(stack, constant)))
                         for constant in (*stack.fitted, *stack.pooled)}
                  for name, stack in sorted(fitted.stacks.items()) if stack.fitted or stack.pooled}
-    print(yaml.safe_dump({"stacks": constants}, sort_keys=False).rstrip())
+    if write_to is None:
+        print("# config/hardware.yaml")
+        print(yaml.safe_dump({"calibrated": physics}, sort_keys=False).rstrip())
+        print("# config/stacks.yaml: the fitted and pooled constants of each stack")
+        print(yaml.safe_dump({"stacks": constants}, sort_keys=False).rstrip())
+        return 0
+    for file, values in ((write_to / HARDWARE_FILE, physics), (write_to / STACKS_FILE, constants)):
+        text, changes = store_values(file.read_text(encoding="utf-8"), values)
+        file.write_text(text, encoding="utf-8")
+        print(f"{file}: {len(changes)} constant(s) changed" + "".join(f"\n  {change}" for change in changes))
     return 0
+
+
+def _refresh_docs(path: Path, tables: dict) -> None:
+    text, refreshed = report.refresh_tables(path.read_text(encoding="utf-8"), tables)
+    path.write_text(text, encoding="utf-8")
+    print(f"{path}: refreshed {', '.join(refreshed) or 'no table'}")
+
+
+def _data_paths(config_dir: str | None) -> dict:
+    """The data files to read: the installed package's (None) or those of ``config_dir``."""
+    if not config_dir:
+        return dict.fromkeys(("hardware", "stacks", "targets", "figures"))
+    folder = Path(config_dir).expanduser()
+    return {"hardware": folder / HARDWARE_FILE, "stacks": folder / STACKS_FILE, "targets": folder / TARGETS_FILE,
+            "figures": folder / FIGURES_FILE}
 
 
 def _list(profiles: dict, stacks: tuple, targets: dict) -> int:
@@ -173,18 +210,26 @@ def _list(profiles: dict, stacks: tuple, targets: dict) -> int:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.write and not (args.calibrate and args.config_dir):
+        parser.error("--write stores fitted constants: it needs --calibrate and --config-dir")
+    if args.write_docs and not args.validate:
+        parser.error("--write-docs needs --validate")
     try:
         settings = _settings(args)
         extra = [*extra_files(settings), *args.hardware_file]
-        profiles, stacks = hardware_profiles(extra), serving_stacks(extra)
-        targets = target_models(args.model_dir)
+        paths = _data_paths(args.config_dir)
+        profiles = hardware_profiles(extra, hardware_path=paths["hardware"])
+        stacks = serving_stacks(extra, stacks_path=paths["stacks"])
+        targets = target_models(args.model_dir, targets_path=paths["targets"])
         if args.list:
             return _list(profiles, stacks, targets)
         if args.validate:
-            return _validate(profiles, stacks[0], targets)
+            return _validate(published_figures(paths["figures"]), profiles, stacks[0], targets, args.write_docs)
         if args.calibrate:
-            return _calibrate(profiles, stacks[0], targets)
+            return _calibrate(published_figures(paths["figures"]), profiles, stacks[0], targets,
+                              Path(args.config_dir) if args.write else None)
         emulator = emulator_from_settings(settings, profiles, stacks, targets)
         if args.placement:
             print(placement_report(emulator.placement))
@@ -193,7 +238,7 @@ def main(argv=None) -> int:
             return 0
         timing = emulator.plan_time(args.prompt_tokens, args.generated_tokens,
                                     reasoning_tokens=args.reasoning_tokens)
-    except (EmulatorDataError, ResourceError, calibration.CalibrationError, ValueError) as error:
+    except (EmulatorDataError, OSError, calibration.CalibrationError, ValueError) as error:
         print(f"wafer-reasoner emulate: {error}", file=sys.stderr)
         return 2
     print(json.dumps(timing.to_dict(), indent=2) if args.json else _timing_text(timing))

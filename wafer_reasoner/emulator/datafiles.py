@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from pathlib import Path
 
 import yaml
@@ -95,3 +96,39 @@ def build(cls, where: str, data: dict, kinds: dict, *, defaults: dict | None = N
             raise EmulatorDataError(f"{where}: no source given for {', '.join(missing)} (add them under 'sources')")
         values["sources"] = tuple(sorted((name, text) for name, text in sources.items()))
     return cls(**values)
+
+
+_BLOCK = re.compile(r"^  ([A-Za-z0-9][\w.\-]*):\s*$")  # an entry of a top-level section ("  gpt-fast-2024:")
+_VALUE = re.compile(r"^    (\w+): (\S+)\s*$")  # one of its scalar fields ("    memory_efficiency: 0.6538")
+
+
+def stored_value_text(value: float) -> str:
+    """A fitted constant as the data files store it: 4 significant figures."""
+    value = float(f"{value:.4g}")
+    return "0" if value == 0 else repr(value)
+
+
+def store_values(text: str, values: dict) -> tuple:
+    """``text`` (a hardware or stacks YAML file) with ``values`` ({entry: {field: number}}) written over the
+    entries' existing scalar fields, comments and layout kept: (new text, ['entry.field: old -> new', ...]).
+    A field named in ``values`` that the file does not hold is an error (nothing is added silently)."""
+    lines, entry, written, changes = text.split("\n"), None, set(), []
+    for index, line in enumerate(lines):
+        block = _BLOCK.match(line)
+        if block:
+            entry = block.group(1)
+            continue
+        field = _VALUE.match(line)
+        if entry not in values or not field or field.group(1) not in values[entry]:
+            continue
+        name, old = field.group(1), field.group(2)
+        new = stored_value_text(values[entry][name])
+        written.add((entry, name))
+        if _number(f"{entry}.{name}", old) != float(new):
+            lines[index] = f"    {name}: {new}"
+            changes.append(f"{entry}.{name}: {old} -> {new}")
+    missing = sorted(f"{entry}.{name}" for entry, fields in values.items() for name in fields
+                     if (entry, name) not in written)
+    if missing:
+        raise EmulatorDataError(f"no stored value to replace for {', '.join(missing)}")
+    return "\n".join(lines), changes

@@ -5,6 +5,8 @@ held-out stack is given beside its own fit."""
 
 from __future__ import annotations
 
+import re
+
 from wafer_reasoner.emulator.calibration import Report, median_abs_error, peer_weight, peers, rows_per_stack
 from wafer_reasoner.emulator.figures import DECODE
 from wafer_reasoner.emulator.stacks import SOFTWARE
@@ -96,6 +98,43 @@ def format_held_constants(report: Report) -> str:
             ratio = f"{theirs / mine:.2f}" if mine else ("-" if not theirs else "from 0")
             lines.append(f"| {name} | {constant} | {_number(mine)} | {_number(theirs)} | {ratio} |")
     return "\n".join(lines)
+
+
+def tables(report: Report, stacks: dict, figures) -> dict:
+    """{name: markdown table} of everything ``--validate`` prints, by the names docs/emulator.md marks them with."""
+    return {"physics table": format_physics(report, figures),
+            "calibration rows": format_calibration_rows(report),
+            "stack constants": format_stacks(report, stacks, figures),
+            "validation table": format_validation(report),
+            "held-out constants": format_held_constants(report)}
+
+
+# a table in the docs that --validate prints: the marker line, then the table (its lines start with "|"), and for
+# the validation table an empty line and the summary sentence
+_MARKER = re.compile(r"^<!-- (.+?): `wafer-reasoner emulate --validate` prints the same -->$")
+
+
+def refresh_tables(text: str, fresh: dict) -> tuple:
+    """``text`` (markdown) with every marked table replaced by its ``fresh`` one: (new text, names refreshed).
+    A marker naming a table ``fresh`` lacks is an error."""
+    lines, out, index, refreshed = text.split("\n"), [], 0, []
+    while index < len(lines):
+        out.append(lines[index])
+        marker = _MARKER.match(lines[index])
+        index += 1
+        if not marker:
+            continue
+        name = marker.group(1)
+        if name not in fresh:
+            raise ValueError(f"the docs mark a table '{name}' that --validate does not print")
+        while index < len(lines) and lines[index].startswith("|"):
+            index += 1
+        following = lines[index:index + 2]
+        if len(following) == 2 and following[0] == "" and following[1].startswith("Leave-one-stack-out"):
+            index += 2  # the validation table's summary, part of its text
+        out.extend(fresh[name].split("\n"))
+        refreshed.append(name)
+    return "\n".join(out), refreshed
 
 
 def summary(report: Report) -> str:
