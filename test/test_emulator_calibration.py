@@ -152,9 +152,9 @@ def test_leave_one_stack_out_has_the_rows_and_stacks_asked_for(validated):
     assert len({p.row.stack for p in validated.held_out}) >= report.MIN_VALIDATION_STACKS
 
 
-@pytest.mark.xfail(strict=True, reason="the leave-one-stack-out median is 19.3% over 270 rows, above the 15% asked "
-                   "for (221 of them collected blind in the eighth session, in five rounds; the fifth, which tested "
-                   "the model unchanged, misses by 47.0%): docs/emulator.md, 'Rows added blind (eighth session)'; "
+@pytest.mark.xfail(strict=True, reason="the leave-one-stack-out median is 22.1% over 296 rows, above the 15% asked "
+                   "for (247 of them collected blind in the eighth and ninth sessions; the ninth's 26, which tested "
+                   "the model unchanged, miss by 65.7%): docs/emulator.md, 'Rows added blind (ninth session)'; "
                    "strict: passing means the bound is met")
 def test_leave_one_stack_out_median_is_within_15_percent(validated):
     assert calibration.median_abs_error(validated.held_out) <= report.LOSO_MEDIAN_BOUND
