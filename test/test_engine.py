@@ -1,5 +1,6 @@
 """The engine on the shipped ONNX model: loading, KV cache correctness, determinism, accuracy floors."""
 
+import importlib.util
 import json
 import random
 import shutil
@@ -155,3 +156,29 @@ def test_a_map_never_makes_the_prompt_longer_but_a_long_utterance_is_a_clear_err
 
 def test_model_dir_default_is_inside_the_package():
     assert Path(SHIPPED_MODEL_DIR).name == "models" and Path(SHIPPED_MODEL_DIR).parent.name == "wafer_reasoner"
+
+
+def _bench_pass_cost():
+    path = Path(__file__).resolve().parents[1] / "bench" / "bench_pass_cost.py"
+    spec = importlib.util.spec_from_file_location("bench_pass_cost", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_pass_cost_bench_splits_a_pass_into_fixed_and_per_token_cost():
+    bench = _bench_pass_cost()
+    fixed_s, per_token_s = bench.fixed_and_per_token({1: 250e-6, 2: 300e-6, 4: 400e-6, 8: 600e-6})
+    assert fixed_s == pytest.approx(200e-6) and per_token_s == pytest.approx(50e-6)
+
+
+def test_pass_cost_bench_counts_every_pass_and_token_a_query_feeds(shipped):
+    bench = _bench_pass_cost()
+    model = PlannerModel(shipped.model_dir)
+    scene, say, _ = bench.typical_queries(1, 8)[0]
+    expected = model.generate(scene, say)
+    counter = bench.FeedCounter(model.engine.decoder)
+    generation = model.generate(scene, say)
+    assert generation.text == expected.text  # counting changes nothing
+    needed = generation.prompt_tokens - generation.reused_tokens + generation.tokens - generation.parts
+    assert counter.passes >= generation.parts and counter.tokens >= needed > 0
