@@ -5,12 +5,12 @@
     wafer-reasoner emulate --placement [--target NAME] [--hardware NAME]
     wafer-reasoner emulate --validate       # calibration rows, leave-one-stack-out validation; exit 1 on FAIL
     wafer-reasoner emulate --calibrate      # the fitted constants: hardware.yaml's 'calibrated', stacks.yaml's
+    wafer-reasoner emulate --list           # hardware profiles, serving stacks and target models
 
 A checkout's own data (after editing config/ there, without reinstalling):
 
     wafer-reasoner emulate --config-dir config --calibrate --write          # store the fits in config/
     wafer-reasoner emulate --config-dir config --validate --write-docs docs/emulator.md   # refresh its tables
-    wafer-reasoner emulate --list           # hardware profiles, serving stacks and target models
 
 The triple and its options come from config/emulator.yaml (or --config); flags override them. The stack decodes
 speculatively where its data says so (--no-speculation turns that off); another draft only when asked:
@@ -135,20 +135,23 @@ def _timing_text(timing) -> str:
     return "\n".join(lines)
 
 
+# what --validate prints, in order: (table, its heading)
+VALIDATE_SECTIONS = (
+    ("physics table", "Physics constants (hardware)"),
+    ("calibration rows", "Calibration rows (they fit the physics constants; never validated)"),
+    ("stack constants", "Serving stacks: software constants"),
+    ("validation table", "Validation, leave one stack out (each stack's rows predicted with constants fitted without "
+                         "them)"),
+    ("held-out constants", "Constants of each validated stack: its own fit and what it gets when left out"),
+)
+
+
 def _validate(figures, profiles: dict, stacks: dict, targets: dict, docs: str | None = None) -> int:
     result = calibration.validate(figures, profiles, stacks, targets)
+    tables = report.tables(result, stacks, figures)
     if docs:
-        _refresh_docs(Path(docs), report.tables(result, stacks, figures))
-    print("Physics constants (hardware)\n")
-    print(report.format_physics(result, figures))
-    print("\nCalibration rows (they fit the physics constants; never validated)\n")
-    print(report.format_calibration_rows(result))
-    print("\nServing stacks: software constants\n")
-    print(report.format_stacks(result, stacks, figures))
-    print("\nValidation, leave one stack out (each stack's rows predicted with constants fitted without them)\n")
-    print(report.format_validation(result))
-    print("\nConstants of each validated stack: its own fit and what it gets when left out\n")
-    print(report.format_held_constants(result))
+        _refresh_docs(Path(docs), tables)
+    print("\n\n".join(f"{heading}\n\n{tables[name]}" for name, heading in VALIDATE_SECTIONS))
     print("\nPlacement checks")
     placements_ok = True
     for fact, expected, placed in calibration.check_placements(profiles, targets):
