@@ -9,8 +9,9 @@ Two measurements on the engine's default export (int8, in-place KV cache), one t
    line through the medians gives a pass's fixed cost (the intercept: onnxruntime's call, ~40 kernels' dispatch)
    and its cost per token fed (the slope: the arithmetic of ~1.5M weights per token).
 2. **What a query feeds** (`bench_planning.typical_queries`, 8-object scenes, N = 1, one PlannerModel): model
-   passes and tokens fed per query (counted at `decoder.feed`), prompts (parts) per query, and the query's host
-   time.
+   passes and tokens fed per query (counted at `decoder.feed`), prompts (parts) per query, the query's host
+   time, and the part of it spent outside the passes (timed at `decoder.feed`: what a query would take with a
+   model that cost nothing).
 
 From them: the time the passes alone take at the measured costs, and a floor no decoding strategy can go under
 with this model on this host: every prompt token and every plan token fed once (tokens x slope), in one pass per
@@ -64,32 +65,39 @@ def fixed_and_per_token(costs: dict) -> tuple:
 
 
 class FeedCounter:
-    """Counts the passes and tokens a decoder is fed (wraps its ``feed``; the decoder works as before)."""
+    """Counts the passes and tokens a decoder is fed, and the seconds spent in them (wraps its ``feed``; the
+    decoder works as before)."""
 
     def __init__(self, decoder):
         self.passes = self.tokens = 0
+        self.seconds = 0.0
         self._feed = decoder.feed
         decoder.feed = self
 
     def __call__(self, rows, logits_from: int = 0):
         self.passes += 1
         self.tokens += sum(len(chunk) for chunk in rows)
-        return self._feed(rows, logits_from)
+        started = time.perf_counter()
+        try:
+            return self._feed(rows, logits_from)
+        finally:
+            self.seconds += time.perf_counter() - started
 
 
 def query_work(model, queries) -> dict:
     """Passes, tokens fed and prompts per query, and the queries' host time (after the warm-up)."""
     counter = FeedCounter(model.engine.decoder)
-    latencies, prompts, needed = [], [], []
+    latencies, outside, prompts, needed = [], [], [], []
     passes = tokens = 0
     for index, (scene, say, _gold) in enumerate(queries):
-        before = (counter.passes, counter.tokens)
+        before = (counter.passes, counter.tokens, counter.seconds)
         started = time.perf_counter()
         generation = model.generate(scene, say)
         elapsed = time.perf_counter() - started
         if index < WARMUP_QUERIES:
             continue
         latencies.append(elapsed)
+        outside.append(elapsed - (counter.seconds - before[2]))  # the query's host time outside the model's passes
         passes += counter.passes - before[0]
         tokens += counter.tokens - before[1]
         prompts.append(generation.parts + generation.continued)
@@ -99,7 +107,8 @@ def query_work(model, queries) -> dict:
     return {"queries": count, "passes": passes / count, "tokens_fed": tokens / count,
             "prompts": float(np.mean(prompts)),
             "tokens_needed": float(np.mean(needed)), "p50_s": percentile(latencies, 50),
-            "mean_s": float(np.mean(latencies))}
+            "mean_s": float(np.mean(latencies)), "outside_p50_s": percentile(outside, 50),
+            "outside_mean_s": float(np.mean(outside))}
 
 
 def main(argv=None) -> int:
@@ -128,6 +137,8 @@ def main(argv=None) -> int:
           f"({passes_s / work['mean_s']:.0%} of the mean host time)")
     print(f"the floor: {work['tokens_needed']:.1f} tokens fed once, in one pass per prompt: {floor_s * 1e3:.2f} ms "
           "a query, before any Python")
+    print(f"the host time outside the passes (Python, with a model that cost nothing): p50 "
+          f"{work['outside_p50_s'] * 1e3:.2f} ms, mean {work['outside_mean_s'] * 1e3:.2f} ms a query")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps({"pass_median_s": costs, "fixed_s": fixed_s, "per_token_s": per_token_s,
