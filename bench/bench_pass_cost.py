@@ -1,6 +1,7 @@
 """What a planning query's model passes cost on this host, and the floor they put under a query.
 
-    .venv/bin/python bench/bench_pass_cost.py [--model-dir DIR] [--queries 300] [--rounds 60] [--json OUT]
+    .venv/bin/python bench/bench_pass_cost.py [--model-dir DIR] [--queries 300] [--rounds 60] [--candidates N]
+                                              [--json OUT]
 
 Two measurements on the engine's default export (int8, in-place KV cache), one thread:
 
@@ -11,7 +12,8 @@ Two measurements on the engine's default export (int8, in-place KV cache), one t
 2. **What a query feeds** (`bench_planning.typical_queries`, 8-object scenes, N = 1, one PlannerModel): model
    passes and tokens fed per query (counted at `decoder.feed`), prompts (parts) per query, the query's host
    time, and the part of it spent outside the passes (timed at `decoder.feed`: what a query would take with a
-   model that cost nothing).
+   model that cost nothing). ``--candidates 8``: the same for best-of-8 (one batch, the node's verifier), where
+   the floor line is left out (it counts one row's tokens).
 
 From them: the time the passes alone take at the measured costs, and a floor no decoding strategy can go under
 with this model on this host: every prompt token and every plan token fed once (tokens x slope), in one pass per
@@ -32,8 +34,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # this checkout's wafer_reasoner
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_planning import WARMUP_QUERIES, percentile, typical_queries  # noqa: E402
+from bench_planning import WARMUP_QUERIES, accepting, percentile, typical_queries  # noqa: E402
 
+from wafer_reasoner.engine.fast_engine import EngineConfig  # noqa: E402
 from wafer_reasoner.engine.planner_model import PlannerModel  # noqa: E402
 
 CHUNKS = (1, 2, 4, 8, 12, 16, 24)
@@ -84,15 +87,16 @@ class FeedCounter:
             self.seconds += time.perf_counter() - started
 
 
-def query_work(model, queries) -> dict:
-    """Passes, tokens fed and prompts per query, and the queries' host time (after the warm-up)."""
+def query_work(model, queries, candidates: int = 1) -> dict:
+    """Passes, tokens fed and prompts per query, and the queries' host time (after the warm-up); best-of-N
+    candidates are checked by the node's verifier, as in bench_planning.py."""
     counter = FeedCounter(model.engine.decoder)
     latencies, outside, prompts, needed = [], [], [], []
     passes = tokens = 0
     for index, (scene, say, _gold) in enumerate(queries):
         before = (counter.passes, counter.tokens, counter.seconds)
         started = time.perf_counter()
-        generation = model.generate(scene, say)
+        generation = model.generate(scene, say, accept=accepting(scene, say) if candidates > 1 else None)
         elapsed = time.perf_counter() - started
         if index < WARMUP_QUERIES:
             continue
@@ -107,8 +111,10 @@ def query_work(model, queries) -> dict:
     return {"queries": count, "passes": passes / count, "tokens_fed": tokens / count,
             "prompts": float(np.mean(prompts)),
             "tokens_needed": float(np.mean(needed)), "p50_s": percentile(latencies, 50),
-            "mean_s": float(np.mean(latencies)), "outside_p50_s": percentile(outside, 50),
-            "outside_mean_s": float(np.mean(outside))}
+            "p99_s": percentile(latencies, 99), "mean_s": float(np.mean(latencies)),
+            "outside_p50_s": percentile(outside, 50), "outside_p99_s": percentile(outside, 99),
+            "outside_mean_s": float(np.mean(outside)),
+            "inside_mean_s": float(np.mean(latencies) - np.mean(outside))}
 
 
 def main(argv=None) -> int:
@@ -116,11 +122,12 @@ def main(argv=None) -> int:
     parser.add_argument("--model-dir", default=None)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=60, help="interleaved rounds of the pass measurement")
+    parser.add_argument("--candidates", type=int, default=1, help="best-of-N as one batch (default 1: greedy)")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
-    model = PlannerModel(args.model_dir)
+    model = PlannerModel(args.model_dir, engine_config=EngineConfig(candidates=args.candidates))
     queries = typical_queries(args.queries + WARMUP_QUERIES, 8)
-    work = query_work(model, queries)
+    work = query_work(model, queries, args.candidates)
     costs = pass_costs(model.engine.decoder, args.rounds)
     fixed_s, per_token_s = fixed_and_per_token(costs)
     passes_s = work["passes"] * fixed_s + work["tokens_fed"] * per_token_s
@@ -130,15 +137,17 @@ def main(argv=None) -> int:
     print("|---" * (len(costs) + 1) + "|")
     print("| ms | " + " | ".join(f"{seconds * 1e3:.3f}" for seconds in costs.values()) + " |")
     print(f"fit: {fixed_s * 1e6:.0f} us a pass + {per_token_s * 1e6:.1f} us a token")
-    print(f"\n{work['queries']} queries (8-object scenes, N = 1): {work['passes']:.2f} passes, "
+    print(f"\n{work['queries']} queries (8-object scenes, N = {args.candidates}): {work['passes']:.2f} passes, "
           f"{work['tokens_fed']:.1f} tokens fed, {work['prompts']:.2f} prompts a query; host time p50 "
-          f"{work['p50_s'] * 1e3:.2f} ms, mean {work['mean_s'] * 1e3:.2f} ms")
-    print(f"the passes at these costs: {passes_s * 1e3:.2f} ms a query "
-          f"({passes_s / work['mean_s']:.0%} of the mean host time)")
-    print(f"the floor: {work['tokens_needed']:.1f} tokens fed once, in one pass per prompt: {floor_s * 1e3:.2f} ms "
-          "a query, before any Python")
-    print(f"the host time outside the passes (Python, with a model that cost nothing): p50 "
-          f"{work['outside_p50_s'] * 1e3:.2f} ms, mean {work['outside_mean_s'] * 1e3:.2f} ms a query")
+          f"{work['p50_s'] * 1e3:.2f} ms, p99 {work['p99_s'] * 1e3:.2f} ms, mean {work['mean_s'] * 1e3:.2f} ms")
+    if args.candidates == 1:  # the fit is of one row's passes
+        print(f"the passes at these costs: {passes_s * 1e3:.2f} ms a query "
+              f"({passes_s / work['mean_s']:.0%} of the mean host time)")
+        print(f"the floor: {work['tokens_needed']:.1f} tokens fed once, in one pass per prompt: "
+              f"{floor_s * 1e3:.2f} ms a query, before any Python")
+    print(f"timed at decoder.feed: the passes {work['inside_mean_s'] * 1e3:.2f} ms a query on average; the host "
+          f"time outside them (Python, with a model that cost nothing): p50 {work['outside_p50_s'] * 1e3:.2f} ms, "
+          f"p99 {work['outside_p99_s'] * 1e3:.2f} ms, mean {work['outside_mean_s'] * 1e3:.2f} ms")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps({"pass_median_s": costs, "fixed_s": fixed_s, "per_token_s": per_token_s,
