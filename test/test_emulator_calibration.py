@@ -277,3 +277,28 @@ def test_only_a_network_client_is_charged_the_serving_overhead(profiles, stacks,
     assert charged - local == pytest.approx(0.2, rel=1e-9)
     assert local == pytest.approx(predict(node, profiles, dataclasses.replace(stack, serving_overhead_s=0.0),
                                           targets).predicted, rel=1e-12)
+
+
+def _kernel_bound_script():
+    import importlib.util
+
+    path = SOURCE_CONFIG.parent / "scripts" / "emulator_kernel_bound.py"
+    spec = importlib.util.spec_from_file_location("emulator_kernel_bound", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_kernel_bound_names_a_rows_kernel_and_tells_quantised_rows_apart(figures, stacks):
+    script = _kernel_bound_script()
+    rows = {row.key: row for row in figures}
+    named = {key: script.kernel_of(rows[key]) for key in (
+        "torchao-a100-l2-7b-int4wo64", "optimum-l2-13b-exllamav2-dec-feb24", "optimum-l2-13b-exllama-dec-feb24",
+        "optimum-l2-13b-bnb-dec-feb24", "r6-bnb-h100-l31-8b-int8-045", "prem2-llamacpp-q4-a100-l2-7b")}
+    assert named == {"torchao-a100-l2-7b-int4wo64": "tinygemm-int4",
+                     "optimum-l2-13b-exllamav2-dec-feb24": "exllamav2",  # not taken for exllama
+                     "optimum-l2-13b-exllama-dec-feb24": "exllama",
+                     "optimum-l2-13b-bnb-dec-feb24": "bnb-4bit",  # its stack's "int4 weights (group 64)"
+                     "r6-bnb-h100-l31-8b-int8-045": "bnb-int8", "prem2-llamacpp-q4-a100-l2-7b": "llama.cpp"}
+    assert script.quantised(rows["torchao-a100-l2-7b-int8wo"], stacks[0])
+    assert not script.quantised(rows["torchao-a100-l2-7b-bf16"], stacks[0])
