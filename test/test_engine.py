@@ -183,3 +183,16 @@ def test_pass_cost_bench_counts_every_pass_and_token_a_query_feeds(shipped):
     needed = generation.prompt_tokens - generation.reused_tokens + generation.tokens - generation.parts
     assert counter.passes >= generation.parts and counter.tokens >= needed > 0
     assert counter.seconds > 0  # the passes' time, which the bench takes from the query's to leave the Python
+
+
+def test_model_comparison_bench_times_both_models_on_every_query(shipped):
+    path = Path(__file__).resolve().parents[1] / "bench" / "compare_models.py"
+    spec = importlib.util.spec_from_file_location("compare_models", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    models = {"a": PlannerModel(shipped.model_dir), "b": PlannerModel(shipped.model_dir)}
+    queries = bench.typical_queries(bench.WARMUP_QUERIES + 2, 8)
+    times = bench.interleaved(models, queries, candidates=1)
+    for host, outside in times.values():
+        assert len(host) == len(outside) == 2  # the warm-up queries are left out
+        assert all(0 < out < total for out, total in zip(outside, host))  # some of each query is in the passes
