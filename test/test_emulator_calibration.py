@@ -5,6 +5,7 @@ import dataclasses
 import statistics
 
 import pytest
+from script_modules import load_script
 
 from wafer_reasoner.emulator import calibration, report
 from wafer_reasoner.emulator.datafiles import EmulatorDataError, store_values
@@ -280,18 +281,8 @@ def test_only_a_network_client_is_charged_the_serving_overhead(profiles, stacks,
                                           targets).predicted, rel=1e-12)
 
 
-def _kernel_bound_script():
-    import importlib.util
-
-    path = SOURCE_CONFIG.parent / "scripts" / "emulator_kernel_bound.py"
-    spec = importlib.util.spec_from_file_location("emulator_kernel_bound", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_kernel_bound_names_a_rows_kernel_and_tells_quantised_rows_apart(figures, stacks):
-    script = _kernel_bound_script()
+    script = load_script(SOURCE_CONFIG.parent / "scripts" / "emulator_kernel_bound.py")
     rows = {row.key: row for row in figures}
     named = {key: script.kernel_of(rows[key]) for key in (
         "torchao-a100-l2-7b-int4wo64", "optimum-l2-13b-exllamav2-dec-feb24", "optimum-l2-13b-exllama-dec-feb24",

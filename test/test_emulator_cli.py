@@ -1,6 +1,5 @@
 """`wafer-reasoner emulate` and bench/bench_host_profile.py."""
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -9,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from script_modules import load_script
 
 from wafer_reasoner.cli import main
 from wafer_reasoner.emulator.hardware import load_hardware
@@ -117,10 +117,7 @@ def test_emulate_speculative_flags(capsys):
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_host_profile", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(BENCH)
 
 
 def test_bench_profile_loads_as_a_hardware_file_with_its_stack(tmp_path):

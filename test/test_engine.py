@@ -1,6 +1,5 @@
 """The engine on the shipped ONNX model: loading, KV cache correctness, determinism, accuracy floors."""
 
-import importlib.util
 import json
 import random
 import shutil
@@ -10,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from script_modules import load_script
 
 from wafer_reasoner.engine.fast_engine import EngineConfig
 from wafer_reasoner.engine.planner_model import (
@@ -159,11 +159,7 @@ def test_model_dir_default_is_inside_the_package():
 
 
 def _bench_pass_cost():
-    path = Path(__file__).resolve().parents[1] / "bench" / "bench_pass_cost.py"
-    spec = importlib.util.spec_from_file_location("bench_pass_cost", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(Path(__file__).resolve().parents[1] / "bench" / "bench_pass_cost.py")
 
 
 def test_pass_cost_bench_splits_a_pass_into_fixed_and_per_token_cost():
@@ -186,10 +182,7 @@ def test_pass_cost_bench_counts_every_pass_and_token_a_query_feeds(shipped):
 
 
 def test_model_comparison_bench_times_both_models_on_every_query(shipped):
-    path = Path(__file__).resolve().parents[1] / "bench" / "compare_models.py"
-    spec = importlib.util.spec_from_file_location("compare_models", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_script(Path(__file__).resolve().parents[1] / "bench" / "compare_models.py")
     models = {"a": PlannerModel(shipped.model_dir), "b": PlannerModel(shipped.model_dir)}
     queries = bench.typical_queries(bench.WARMUP_QUERIES + 2, 8)
     times = bench.interleaved(models, queries, candidates=1)

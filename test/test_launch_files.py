@@ -6,13 +6,13 @@ they are skipped here and run on a ROS 2 install (colcon test).
 """
 
 import ast
-import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from script_modules import load_script
 
 REPO = Path(__file__).resolve().parent.parent
 LAUNCH_DIR = REPO / "launch"
@@ -211,10 +211,7 @@ def ros_launch():
 
 
 def _load(which: str):
-    spec = importlib.util.spec_from_file_location(f"{which}_launch", LAUNCH_FILES[which])
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.generate_launch_description()
+    return load_script(LAUNCH_FILES[which], f"{which}_launch").generate_launch_description()
 
 
 @pytest.mark.parametrize("which", sorted(LAUNCH_FILES))
