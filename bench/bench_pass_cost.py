@@ -87,21 +87,28 @@ class FeedCounter:
             self.seconds += time.perf_counter() - started
 
 
+def timed_query(model, counter: FeedCounter, scene, say: str, candidates: int) -> tuple:
+    """(generation, host seconds, seconds outside the model's passes) of one query; best-of-N candidates are
+    checked by the node's verifier, as in bench_planning.py."""
+    before = counter.seconds
+    started = time.perf_counter()
+    generation = model.generate(scene, say, accept=accepting(scene, say) if candidates > 1 else None)
+    elapsed = time.perf_counter() - started
+    return generation, elapsed, elapsed - (counter.seconds - before)
+
+
 def query_work(model, queries, candidates: int = 1) -> dict:
-    """Passes, tokens fed and prompts per query, and the queries' host time (after the warm-up); best-of-N
-    candidates are checked by the node's verifier, as in bench_planning.py."""
+    """Passes, tokens fed and prompts per query, and the queries' host time (after the warm-up)."""
     counter = FeedCounter(model.engine.decoder)
     latencies, outside, prompts, needed = [], [], [], []
     passes = tokens = 0
     for index, (scene, say, _gold) in enumerate(queries):
-        before = (counter.passes, counter.tokens, counter.seconds)
-        started = time.perf_counter()
-        generation = model.generate(scene, say, accept=accepting(scene, say) if candidates > 1 else None)
-        elapsed = time.perf_counter() - started
+        before = (counter.passes, counter.tokens)
+        generation, elapsed, beside = timed_query(model, counter, scene, say, candidates)
         if index < WARMUP_QUERIES:
             continue
         latencies.append(elapsed)
-        outside.append(elapsed - (counter.seconds - before[2]))  # the query's host time outside the model's passes
+        outside.append(beside)
         passes += counter.passes - before[0]
         tokens += counter.tokens - before[1]
         prompts.append(generation.parts + generation.continued)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -23,8 +22,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # this checkout's wafer_reasoner
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_pass_cost import FeedCounter  # noqa: E402
-from bench_planning import WARMUP_QUERIES, accepting, percentile, typical_queries  # noqa: E402
+from bench_pass_cost import FeedCounter, timed_query  # noqa: E402
+from bench_planning import WARMUP_QUERIES, percentile, typical_queries  # noqa: E402
 
 from wafer_reasoner.engine.fast_engine import EngineConfig  # noqa: E402
 from wafer_reasoner.engine.planner_model import PlannerModel  # noqa: E402
@@ -37,13 +36,10 @@ def interleaved(models: dict, queries, candidates: int) -> dict:
     names = list(models)
     for index, (scene, say, _gold) in enumerate(queries):
         for name in names if index % 2 else names[::-1]:
-            before = counters[name].seconds
-            started = time.perf_counter()
-            models[name].generate(scene, say, accept=accepting(scene, say) if candidates > 1 else None)
-            elapsed = time.perf_counter() - started
+            _, elapsed, outside = timed_query(models[name], counters[name], scene, say, candidates)
             if index >= WARMUP_QUERIES:
                 times[name][0].append(elapsed)
-                times[name][1].append(elapsed - (counters[name].seconds - before))
+                times[name][1].append(outside)
     return times
 
 
